@@ -1,0 +1,1 @@
+"""pokerctl: the operator's command line (replay, export, audit, simulate, run)."""
