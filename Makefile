@@ -39,7 +39,7 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy libs services tests bench
 	cd proto && ../$(BIN)/buf lint && ../$(BIN)/buf format --diff --exit-code
-	@! grep -rnE '^\s*(import random|from random import)' services/rng libs/rngcore --include=*.py \
+	@! grep -rnE '^\s*(import random|from random import)' services/rng libs/shuffle --include=*.py \
 	  || { echo "services/rng must never use Python's random module"; exit 1; }
 
 fmt: install

@@ -1,0 +1,71 @@
+"""What a hand starts from: the contract between the table layer and the hand engine.
+
+The table layer (seats, button, owed blinds) decides *who* is dealt in and *what* each posts;
+the hand engine plays the hand from that setup without knowing how it was chosen. Both the
+seeds profile (tables) and the phh profile (replayed files) build a ``HandSetup``.
+
+Seats are table seat numbers ``0..rules.seats-1``, clockwise. ``button`` is a seat number and
+may be an empty seat under the dead-button rule (LAR 151); "left of the button" always means
+the next seat numbers clockwise from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from engine.cards import Card
+from engine.rules import Rules
+
+
+class PostKind(StrEnum):
+    """Forced bets. Persisted values: never rename."""
+
+    ANTE = "ante"  # dead, before blinds (seed 003)
+    SMALL_BLIND = "small_blind"  # live
+    BIG_BLIND = "big_blind"  # live; the big blind of the hand (opens pre-flop action to its left)
+    STRADDLE = "straddle"  # live UTG straddle (seed 003, LAR 161); the straddler acts last pre-flop
+    LIVE_BIG_BLIND = "live_big_blind"  # a new or returning player's live post of one big blind
+    DEAD_SMALL_BLIND = "dead_small_blind"  # owed small blind: dead money straight to the pot
+
+
+LIVE_POSTS = frozenset({PostKind.SMALL_BLIND, PostKind.BIG_BLIND, PostKind.STRADDLE, PostKind.LIVE_BIG_BLIND})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SeatSetup:
+    """One player dealt in: their seat, id and chips in front of them before any post."""
+
+    seat: int
+    player: str
+    stack: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Post:
+    """One forced bet. Live posts count towards the poster's pre-flop bet; dead ones do not.
+
+    ``amount`` is what the rules ask for; a player with fewer chips posts all they have and is
+    all-in (the engine records the amount actually posted in its event).
+    """
+
+    seat: int
+    kind: PostKind
+    amount: int
+
+    @property
+    def live(self) -> bool:
+        return self.kind in LIVE_POSTS
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HandSetup:
+    """Everything a hand needs before the first card: recorded in the hand's first event."""
+
+    hand_id: str
+    rules: Rules
+    seats: tuple[SeatSetup, ...]  # players dealt in, any order; the engine sorts by seat
+    button: int
+    posts: tuple[Post, ...]  # in posting order: antes, small blind, big blind, others, straddle
+    deck: tuple[Card, ...]  # the shuffled deck, top first; dealt in the seed documents' order
+    commitment: str = ""  # rng commitment (hex) the deck was drawn under; "" for replayed files
