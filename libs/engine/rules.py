@@ -201,4 +201,3 @@ def phh_rules(game: Game, structure: Structure, stakes: Stakes, *, seats: int = 
         short_big_blind_call=ShortBigBlindCall.LARGEST_POSTED,
         rake=RakeRules(basis_points=0, no_flop_no_drop=False),
     )
-

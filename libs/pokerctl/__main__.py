@@ -16,7 +16,7 @@ COMMANDS: tuple[str, ...] = ()
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pokerctl", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(prog="pokerctl", description="Operate and audit the poker backend.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"pokerctl.cmd_{name}").register(sub)
