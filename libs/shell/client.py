@@ -1,0 +1,52 @@
+"""Client side: channels, and decoding a rich error back into reason and metadata.
+
+``rich_error(err)`` reads the ``grpc-status-details-bin`` trailer of a failed call and returns
+its ``ErrorInfo`` as a ``RichError`` (code, message, reason, domain, metadata); tests assert on
+``reason`` and ``metadata`` and ``pokerctl`` prints them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import grpc
+from google.rpc.error_details_pb2 import ErrorInfo
+from grpc import aio
+from grpc_status import rpc_status
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RichError:
+    code: grpc.StatusCode
+    message: str
+    reason: str = ""  # empty when the server sent no ErrorInfo (e.g. UNIMPLEMENTED, UNAVAILABLE)
+    domain: str = ""
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+
+def rich_error(err: grpc.RpcError) -> RichError:
+    """Decode a failed call (``grpc.aio.AioRpcError`` or a sync ``grpc.Call`` error)."""
+    code: grpc.StatusCode = err.code()
+    message: str = err.details() or ""
+    status = rpc_status.from_call(err)  # type: ignore[arg-type]
+    if status is not None:
+        for detail in status.details:
+            if detail.Is(ErrorInfo.DESCRIPTOR):
+                info = ErrorInfo()
+                detail.Unpack(info)
+                return RichError(
+                    code=code,
+                    message=message,
+                    reason=info.reason,
+                    domain=info.domain,
+                    metadata=dict(info.metadata),
+                )
+    return RichError(code=code, message=message)
+
+
+def channel(target: str) -> aio.Channel:
+    """An insecure ``grpc.aio`` channel (loopback and tests; mTLS comes with the auth work)."""
+    return aio.insecure_channel(
+        target, options=[("grpc.max_receive_message_length", 1024 * 1024), ("grpc.enable_retries", 1)]
+    )

@@ -1,0 +1,132 @@
+"""Service settings from the environment, read once at start into a frozen value.
+
+Variables (all optional; ``<SERVICE>`` is the upper-cased service name, e.g. ``TABLE``):
+
+* ``POKER_<SERVICE>_HOST`` (default ``127.0.0.1``) and ``POKER_<SERVICE>_PORT`` (default from
+  ``DEFAULT_PORTS``; ``0`` picks a free port);
+* ``POKER_NATS_URL`` (default ``nats://127.0.0.1:4222``);
+* ``POKER_ENV``: ``development`` (default) or ``production``;
+* ``POKER_LOG_FORMAT``: ``console`` or ``json`` (default: json in production, console otherwise);
+* ``POKER_LOG_LEVEL`` (default ``info``);
+* ``POKER_GRACE_SECONDS``: how long in-flight RPCs may finish on shutdown (default 5).
+
+Services keep their own settings in their ``config.py`` next to a ``ShellConfig`` and read them
+with the ``env_*`` helpers, so a bad value fails at start with a ``ConfigError`` naming it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+Environment = Literal["development", "production"]
+LogFormat = Literal["console", "json"]
+
+# One fixed port per service, so `pokerctl up` and the services agree without discovery.
+DEFAULT_PORTS: Mapping[str, int] = {"rng": 50051, "wallet": 50052, "table": 50053, "dealer": 50054}
+DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
+_LEVELS = ("debug", "info", "warning", "error")
+
+
+class ConfigError(ValueError):
+    """A setting that is missing or malformed; names the variable."""
+
+    def __init__(self, *, variable: str, value: str, problem: str) -> None:
+        super().__init__(f"{variable}={value!r}: {problem}")
+        self.variable = variable
+        self.value = value
+        self.problem = problem
+
+
+def env_str(environ: Mapping[str, str], name: str, default: str) -> str:
+    value = environ.get(name, "").strip()
+    return value or default
+
+
+def env_int(environ: Mapping[str, str], name: str, default: int, *, minimum: int = 0) -> int:
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(variable=name, value=raw, problem="not an integer") from None
+    if value < minimum:
+        raise ConfigError(variable=name, value=raw, problem=f"must be >= {minimum}")
+    return value
+
+
+def env_float(environ: Mapping[str, str], name: str, default: float, *, minimum: float = 0.0) -> float:
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(variable=name, value=raw, problem="not a number") from None
+    if not value >= minimum:  # also rejects NaN
+        raise ConfigError(variable=name, value=raw, problem=f"must be >= {minimum}")
+    return value
+
+
+def env_bool(environ: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = environ.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(variable=name, value=raw, problem="not a boolean (true/false)")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShellConfig:
+    """What the shell needs to run one service process."""
+
+    service: str
+    host: str
+    port: int
+    nats_url: str
+    environment: Environment
+    log_format: LogFormat
+    log_level: str
+    grace_seconds: float
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @classmethod
+    def from_env(cls, service: str, environ: Mapping[str, str] | None = None) -> ShellConfig:
+        env = os.environ if environ is None else environ
+        prefix = f"POKER_{service.upper()}_"
+        environment_raw = env_str(env, "POKER_ENV", "development").lower()
+        if environment_raw not in ("development", "production"):
+            raise ConfigError(
+                variable="POKER_ENV", value=environment_raw, problem="development or production"
+            )
+        environment: Environment = "production" if environment_raw == "production" else "development"
+        default_format = "json" if environment == "production" else "console"
+        format_raw = env_str(env, "POKER_LOG_FORMAT", default_format).lower()
+        if format_raw not in ("console", "json"):
+            raise ConfigError(variable="POKER_LOG_FORMAT", value=format_raw, problem="console or json")
+        log_format: LogFormat = "json" if format_raw == "json" else "console"
+        level = env_str(env, "POKER_LOG_LEVEL", "info").lower()
+        if level not in _LEVELS:
+            raise ConfigError(variable="POKER_LOG_LEVEL", value=level, problem=f"one of {_LEVELS}")
+        port = env_int(env, prefix + "PORT", DEFAULT_PORTS.get(service, 0))
+        if port > 65535:
+            raise ConfigError(variable=prefix + "PORT", value=str(port), problem="must be <= 65535")
+        return cls(
+            service=service,
+            host=env_str(env, prefix + "HOST", "127.0.0.1"),
+            port=port,
+            nats_url=env_str(env, "POKER_NATS_URL", DEFAULT_NATS_URL),
+            environment=environment,
+            log_format=log_format,
+            log_level=level,
+            grace_seconds=env_float(env, "POKER_GRACE_SECONDS", 5.0),
+        )

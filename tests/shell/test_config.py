@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from shell.config import DEFAULT_PORTS, ConfigError, ShellConfig, env_bool, env_float, env_int
+
+
+def test_defaults_are_development_console_on_the_service_port() -> None:
+    config = ShellConfig.from_env("table", environ={})
+    assert config.port == DEFAULT_PORTS["table"]
+    assert config.host == "127.0.0.1"
+    assert config.environment == "development"
+    assert config.log_format == "console"
+    assert config.nats_url == "nats://127.0.0.1:4222"
+    assert config.address == f"127.0.0.1:{DEFAULT_PORTS['table']}"
+
+
+def test_production_defaults_to_json_logs_and_reads_every_variable() -> None:
+    config = ShellConfig.from_env(
+        "dealer",
+        environ={
+            "POKER_ENV": "production",
+            "POKER_DEALER_PORT": "0",
+            "POKER_DEALER_HOST": "0.0.0.0",
+            "POKER_NATS_URL": "nats://n1:4222",
+            "POKER_LOG_LEVEL": "WARNING",
+            "POKER_GRACE_SECONDS": "1.5",
+        },
+    )
+    assert (config.environment, config.log_format, config.port, config.host) == (
+        "production",
+        "json",
+        0,
+        "0.0.0.0",
+    )
+    assert (config.nats_url, config.log_level, config.grace_seconds) == ("nats://n1:4222", "warning", 1.5)
+
+
+def test_config_is_frozen() -> None:
+    config = ShellConfig.from_env("rng", environ={})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.port = 1  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("POKER_TABLE_PORT", "abc"),
+        ("POKER_TABLE_PORT", "-1"),
+        ("POKER_TABLE_PORT", "70000"),
+        ("POKER_ENV", "staging"),
+        ("POKER_LOG_FORMAT", "xml"),
+        ("POKER_LOG_LEVEL", "loud"),
+        ("POKER_GRACE_SECONDS", "nan"),
+    ],
+)
+def test_bad_values_name_the_variable(variable: str, value: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        ShellConfig.from_env("table", environ={variable: value})
+    assert caught.value.variable == variable
+
+
+def test_typed_helpers() -> None:
+    env = {"A": "7", "B": "0.25", "C": "yes", "D": "off", "E": "maybe"}
+    assert env_int(env, "A", 1) == 7
+    assert env_int(env, "MISSING", 3) == 3
+    assert env_float(env, "B", 1.0) == 0.25
+    assert env_bool(env, "C", False) is True
+    assert env_bool(env, "D", True) is False
+    with pytest.raises(ConfigError):
+        env_bool(env, "E", True)

@@ -1,0 +1,164 @@
+"""A real grpc.aio server on port 0 built by the shell: health, reflection, rich errors, deadlines.
+
+The test service is a generic handler over raw bytes, so the shell is tested without depending
+on any service's protobuf API.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import pytest
+from grpc import aio
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from engine.errors import RuleViolation
+from shell.client import channel, rich_error
+from shell.config import ShellConfig
+from shell.deadlines import remaining
+from shell.interceptor import request_ids
+from shell.server import RunningServer, ServiceSpec, start_server
+
+SERVICE = "test.v1.ProbeService"
+
+
+class NotYourTurn(RuleViolation):
+    reason = "NOT_YOUR_TURN"
+
+
+def _ident(b: bytes) -> bytes:
+    return b
+
+
+async def fail(request: bytes, context: aio.ServicerContext[Any, Any]) -> bytes:
+    raise NotYourTurn("not your turn", seat=3, seat_to_act=1)
+
+
+async def crash(request: bytes, context: aio.ServicerContext[Any, Any]) -> bytes:
+    raise RuntimeError("boom with private detail")
+
+
+async def budget(request: bytes, context: aio.ServicerContext[Any, Any]) -> bytes:
+    return struct.pack("!d", remaining(context, margin=0.1, default=99.0))
+
+
+async def stream_then_fail(request: bytes, context: aio.ServicerContext[Any, Any]) -> AsyncIterator[bytes]:
+    yield b"one"
+    raise NotYourTurn("late", seat=1)
+
+
+def register(servicer: object, server: aio.Server) -> None:
+    handlers = {
+        "Fail": grpc.unary_unary_rpc_method_handler(fail, _ident, _ident),
+        "Crash": grpc.unary_unary_rpc_method_handler(crash, _ident, _ident),
+        "Budget": grpc.unary_unary_rpc_method_handler(budget, _ident, _ident),
+        "Stream": grpc.unary_stream_rpc_method_handler(stream_then_fail, _ident, _ident),
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
+
+
+@pytest.fixture
+async def running() -> AsyncIterator[RunningServer]:
+    config = ShellConfig.from_env("probe", environ={"POKER_PROBE_PORT": "0"})
+    server = await start_server(config, [ServiceSpec(name=SERVICE, register=register, servicer=object())])
+    try:
+        yield server
+    finally:
+        await server.stop(0)
+
+
+def method(chan: aio.Channel, name: str) -> Any:
+    return chan.unary_unary(f"/{SERVICE}/{name}", request_serializer=_ident, response_deserializer=_ident)
+
+
+async def test_binds_a_free_port_and_reports_serving(running: RunningServer) -> None:
+    assert running.port > 0
+    async with channel(running.address) as chan:
+        stub: Any = health_pb2_grpc.HealthStub(chan)
+        for name in ("", SERVICE):
+            reply = await stub.Check(health_pb2.HealthCheckRequest(service=name), timeout=5)
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        with pytest.raises(grpc.RpcError) as caught:
+            await stub.Check(health_pb2.HealthCheckRequest(service="nope"), timeout=5)
+        assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+async def test_reflection_lists_the_services(running: RunningServer) -> None:
+    async with channel(running.address) as chan:
+        stub: Any = reflection_pb2_grpc.ServerReflectionStub(chan)  # type: ignore[arg-type]
+        request = reflection_pb2.ServerReflectionRequest(list_services="")
+        names = set()
+        async for reply in stub.ServerReflectionInfo(iter([request]), timeout=5):
+            names |= {s.name for s in reply.list_services_response.service}
+    assert {SERVICE, "grpc.health.v1.Health"} <= names
+
+
+async def test_engine_error_reaches_the_client_as_rich_status(running: RunningServer) -> None:
+    async with channel(running.address) as chan:
+        with pytest.raises(grpc.RpcError) as caught:
+            await method(chan, "Fail")(b"", timeout=5)
+    err = rich_error(caught.value)
+    assert err.code == grpc.StatusCode.FAILED_PRECONDITION
+    assert (err.reason, err.domain) == ("NOT_YOUR_TURN", "poker.probe")
+    assert dict(err.metadata) == {"seat": "3", "seatToAct": "1"}
+
+
+async def test_unexpected_exception_is_internal_without_details(running: RunningServer) -> None:
+    async with channel(running.address) as chan:
+        with pytest.raises(grpc.RpcError) as caught:
+            await method(chan, "Crash")(b"", timeout=5)
+    err = rich_error(caught.value)
+    assert (err.code, err.reason) == (grpc.StatusCode.INTERNAL, "INTERNAL")
+    assert "private" not in err.message
+
+
+async def test_error_after_stream_items(running: RunningServer) -> None:
+    async with channel(running.address) as chan:
+        call = chan.unary_stream(
+            f"/{SERVICE}/Stream", request_serializer=_ident, response_deserializer=_ident
+        )
+        got: list[bytes] = []
+
+        async def drain() -> None:
+            async for item in call(b"", timeout=5):
+                got.append(item)  # noqa: PERF401 - keep the items that arrive before the error
+
+        with pytest.raises(grpc.RpcError) as caught:
+            await drain()
+    assert got == [b"one"]
+    assert rich_error(caught.value).reason == "NOT_YOUR_TURN"
+
+
+async def test_deadline_budget_is_forwarded(running: RunningServer) -> None:
+    async with channel(running.address) as chan:
+        with_deadline = struct.unpack("!d", await method(chan, "Budget")(b"", timeout=3.0))[0]
+        without = struct.unpack("!d", await method(chan, "Budget")(b""))[0]
+    assert 2.0 < with_deadline <= 2.9  # caller's 3 s minus the 0.1 s margin, minus transit
+    assert without == 99.0
+
+
+async def test_unimplemented_method_is_unimplemented(running: RunningServer) -> None:
+    async with channel(running.address) as chan:
+        with pytest.raises(grpc.RpcError) as caught:
+            await method(chan, "Nope")(b"", timeout=5)
+    assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+
+class _Req:
+    def __init__(self, **fields: str) -> None:
+        self.__dict__.update(fields)
+
+
+def test_request_ids_from_fields_resource_names_and_metadata() -> None:
+    assert request_ids(_Req(request_id="r1", table_id="t1"), None) == {"request_id": "r1", "table_id": "t1"}
+    assert request_ids(_Req(name="tables/t2/hands/h7"), [("x-request-id", "abc")]) == {
+        "request_id": "abc",
+        "table_id": "t2",
+        "hand_id": "h7",
+    }
+    assert request_ids(_Req(parent="", table="tables/t3"), ()) == {"table_id": "t3"}
+    assert request_ids(_Req(name="wallets/w1"), ()) == {}
