@@ -29,7 +29,7 @@ $(PROTO_STAMP): $(STAMP) $(PROTOS)
 	rm -rf gen && mkdir -p gen
 	PATH="$(abspath $(BIN)):$$PATH" $(PY) -m grpc_tools.protoc -I proto -I "$(SITE)" \
 	  --python_out=gen --grpc_python_out=gen --mypy_out=gen --mypy_grpc_out=gen $(PROTOS)
-	find gen -type d -exec touch {}/__init__.py \;
+	find gen -mindepth 1 -type d -exec touch {}/__init__.py \;
 	touch $@
 
 proto: $(PROTO_STAMP)
