@@ -91,7 +91,13 @@ def uniform_fit(observed: Sequence[int]) -> ChiSquare:
 
 
 def independence(table: Sequence[Sequence[int]]) -> ChiSquare:
-    """Chi-square test of independence of an r x c contingency table, df = (r-1)(c-1)."""
+    """Chi-square test of independence of an r x c contingency table, df = (r-1)(c-1).
+
+    Empty rows and columns carry no information about dependence and are dropped first.
+    """
+    table = [r for r in table if any(r)]
+    keep = [j for j, col in enumerate(zip(*table, strict=True)) if any(col)]
+    table = [[r[j] for j in keep] for r in table]
     rows = [sum(r) for r in table]
     cols = [sum(c) for c in zip(*table, strict=True)]
     n = sum(rows)
