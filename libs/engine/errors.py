@@ -56,3 +56,152 @@ class RuleViolation(EngineError):
 
     reason = "RULE_VIOLATION"
     kind = "precondition"
+
+
+# -- hand engine (engine.hand) -------------------------------------------------------------------
+
+
+class InvalidHandSetup(EngineError):
+    """A hand setup that cannot be played (too few players, a short deck, a post by no one)."""
+
+    reason = "INVALID_HAND_SETUP"
+
+    def __init__(self, *, problem: str) -> None:
+        super().__init__(f"invalid hand setup: {problem}", problem=problem)
+        self.problem = problem
+
+
+class HandOver(RuleViolation):
+    reason = "HAND_OVER"
+
+    def __init__(self, *, hand_id: str) -> None:
+        super().__init__(f"hand {hand_id} is over", hand_id=hand_id)
+        self.hand_id = hand_id
+
+
+class SeatNotInHand(RuleViolation):
+    reason = "SEAT_NOT_IN_HAND"
+
+    def __init__(self, *, seat: int) -> None:
+        super().__init__(f"seat {seat} is not in this hand", seat=seat)
+        self.seat = seat
+
+
+class NotYourTurn(RuleViolation):
+    reason = "NOT_YOUR_TURN"
+
+    def __init__(self, *, seat: int, to_act: int | None) -> None:
+        who = "nobody" if to_act is None else f"seat {to_act}"
+        super().__init__(f"seat {seat} acted but {who} is to act", seat=seat, to_act=to_act)
+        self.seat = seat
+        self.to_act = to_act
+
+
+class CannotCheck(RuleViolation):
+    reason = "CANNOT_CHECK"
+
+    def __init__(self, *, seat: int, to_call: int) -> None:
+        super().__init__(f"seat {seat} cannot check: {to_call} to call", seat=seat, to_call=to_call)
+        self.seat = seat
+        self.to_call = to_call
+
+
+class NothingToCall(RuleViolation):
+    reason = "NOTHING_TO_CALL"
+
+    def __init__(self, *, seat: int) -> None:
+        super().__init__(f"seat {seat} has nothing to call (check instead)", seat=seat)
+        self.seat = seat
+
+
+class FoldNotAllowed(RuleViolation):
+    """Folding when a check is free, at a table whose rules refuse it."""
+
+    reason = "FOLD_NOT_ALLOWED"
+
+    def __init__(self, *, seat: int) -> None:
+        super().__init__(f"seat {seat} may check for free and these rules refuse the fold", seat=seat)
+        self.seat = seat
+
+
+class RaiseNotAllowed(RuleViolation):
+    """No bet or raise is possible now; ``why`` is one of ``capped``, ``not_reopened``,
+    ``nobody_can_call``, ``covered``."""
+
+    reason = "RAISE_NOT_ALLOWED"
+
+    def __init__(self, *, seat: int, why: str) -> None:
+        super().__init__(f"seat {seat} may not bet or raise: {why}", seat=seat, why=why)
+        self.seat = seat
+        self.why = why
+
+
+class RaiseBelowMinimum(RuleViolation):
+    reason = "RAISE_BELOW_MINIMUM"
+
+    def __init__(self, *, amount: int, minimum: int) -> None:
+        super().__init__(f"raise to {amount} is below the minimum {minimum}", amount=amount, minimum=minimum)
+        self.amount = amount
+        self.minimum = minimum
+
+
+class RaiseAboveMaximum(RuleViolation):
+    reason = "RAISE_ABOVE_MAXIMUM"
+
+    def __init__(self, *, amount: int, maximum: int) -> None:
+        super().__init__(f"raise to {amount} is above the maximum {maximum}", amount=amount, maximum=maximum)
+        self.amount = amount
+        self.maximum = maximum
+
+
+class NotEnoughChips(RuleViolation):
+    reason = "NOT_ENOUGH_CHIPS"
+
+    def __init__(self, *, seat: int, amount: int, available: int) -> None:
+        super().__init__(
+            f"seat {seat} cannot bet to {amount}: only {available} in total",
+            seat=seat,
+            amount=amount,
+            available=available,
+        )
+        self.seat = seat
+        self.amount = amount
+        self.available = available
+
+
+class ProtectionNotAllowed(RuleViolation):
+    """All-in protection needs chips already in the pot (otherwise the hand is folded)."""
+
+    reason = "PROTECTION_NOT_ALLOWED"
+
+    def __init__(self, *, seat: int) -> None:
+        super().__init__(f"seat {seat} has put nothing in: fold instead of all-in protection", seat=seat)
+        self.seat = seat
+
+
+class NotShowdown(RuleViolation):
+    reason = "NOT_SHOWDOWN"
+
+    def __init__(self, *, seat: int) -> None:
+        super().__init__(f"seat {seat} cannot show or muck: no showdown is waiting", seat=seat)
+        self.seat = seat
+
+
+class CannotMuck(RuleViolation):
+    """The last hand left at a showdown wins and cannot be mucked."""
+
+    reason = "CANNOT_MUCK"
+
+    def __init__(self, *, seat: int) -> None:
+        super().__init__(f"seat {seat} holds the last live hand and cannot muck", seat=seat)
+        self.seat = seat
+
+
+class CardsUnknown(RuleViolation):
+    """Showing a hand whose cards were never known (a replayed file's ``????``)."""
+
+    reason = "CARDS_UNKNOWN"
+
+    def __init__(self, *, seat: int) -> None:
+        super().__init__(f"seat {seat}'s hole cards are unknown and cannot be shown", seat=seat)
+        self.seat = seat

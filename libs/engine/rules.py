@@ -153,6 +153,9 @@ class Rules:
     odd_chips: OddChips = OddChips.FIRST_LEFT_OF_BUTTON
     fold_when_check_free: bool = True  # seed 001: "Folding can be done at any stage"
     auto_muck: bool = True  # seed 000: losing hands may be mucked at showdown
+    # phh ``ante_trimming_status``: antes are live chips of their own round (an ante nobody
+    # matches is returned, and antes layer into side pots); otherwise antes are dead money.
+    ante_trimming: bool = False
 
     def __post_init__(self) -> None:
         s = self.stakes

@@ -1,0 +1,847 @@
+"""One hand of Hold'em, Omaha or Six Plus as a pure decider: start, decide, evolve, fold.
+
+Theory of operation
+-------------------
+A hand is the fold of its events. ``start(setup)`` returns the opening events: ``HandStarted``
+(rules, seats, button and deck: the rules of the hand are recorded in its first event), the
+forced bets (``ForcedBetPosted``) and the hole cards (``HoleCardsDealt``, one card at a time
+clockwise from the first seat left of the button; heads-up the dealer first; no burns).
+``decide(state, command)`` validates one command against the state and returns the events it
+causes, raising a typed ``RuleViolation`` (and changing nothing) when it is illegal.
+``evolve(state, event)`` applies one fact and never validates; ``fold(events)`` is a reduce.
+
+A command's events include everything that follows automatically: the player's action, and if
+it closes the betting round the uncalled bet returned, the next board cards (several streets at
+once when everyone is all-in), the showdown, the pots awarded and ``HandEnded``, always the last
+event. To find those follow-on events ``decide`` evolves a private copy of the state, so the
+state it was given is never touched (a property test checks it).
+
+The state (``HandState``) is a private mutable object that only ``evolve`` writes; callers read
+it through the queries: ``to_act``, ``legal_actions``, ``pots``, ``is_over``, ``final_stacks``
+and ``view`` (redacted for one viewer). Players are kept in an internal order, clockwise from
+the first seat left of the button (so the button, when dealt in, is last); events and queries
+speak in table seat numbers.
+
+Profiles (``Rules.profile``, HOUSE_RULES.md): ``seeds`` plays the seed documents' rules and
+shows down automatically (last aggressor of the final round first, else first left of the
+button; hands that cannot win are mucked when ``auto_muck``; all-in hands are always shown).
+``phh`` plays as pokerkit replays hand histories, including its re-opening rule and an explicit
+showdown: each player in showdown order sends ``Show`` or ``Muck``, as PHH ``sm`` actions do.
+Betting rules live in ``engine.betting``, pots in ``engine.pots``, payouts in
+``engine.showdown``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import assert_never
+
+from engine import showdown
+from engine.betting import LegalActions, raise_block, raise_bounds, to_call
+from engine.cards import Card
+from engine.errors import (
+    CannotCheck,
+    CannotMuck,
+    FoldNotAllowed,
+    HandOver,
+    InvalidHandSetup,
+    NotEnoughChips,
+    NothingToCall,
+    NotShowdown,
+    NotYourTurn,
+    ProtectionNotAllowed,
+    RaiseAboveMaximum,
+    RaiseBelowMinimum,
+    RaiseNotAllowed,
+    SeatNotInHand,
+)
+from engine.hand_events import (
+    STREETS,
+    Act,
+    ActionKind,
+    AllInProtected,
+    BetPlaced,
+    BoardDealt,
+    Called,
+    CardsMucked,
+    CardsShown,
+    Checked,
+    Folded,
+    ForcedBetPosted,
+    HandCommand,
+    HandEnded,
+    HandEvent,
+    HandStarted,
+    HoleCardsDealt,
+    Muck,
+    PotAwarded,
+    ProtectAllIn,
+    Show,
+    ShowdownStarted,
+    Street,
+    UncalledBetReturned,
+)
+from engine.hand_setup import HandSetup, PostKind
+from engine.pots import Pot, build_pots
+from engine.rules import Profile, Rules, Structure
+
+__all__ = [
+    "HandState",
+    "HandView",
+    "LegalActions",
+    "PlayerView",
+    "decide",
+    "evolve",
+    "final_stacks",
+    "fold",
+    "is_over",
+    "legal_actions",
+    "pots",
+    "start",
+    "to_act",
+    "view",
+]
+
+# Phases of a hand.
+BETTING = 0
+SHOWDOWN = 1  # phh: waiting for Show / Muck commands
+OVER = 2
+
+_BOARD_SIZES = (3, 1, 1)  # flop, turn, river
+
+
+class HandState:
+    """Private mutable state of one hand; only ``evolve`` (and ``_begin_street``) write it.
+
+    Per-player lists are indexed in internal order (clockwise from the first seat left of the
+    button); ``seats[i]`` is player ``i``'s table seat.
+    """
+
+    __slots__ = (
+        "acted",
+        "bet",
+        "blind_kind",
+        "board",
+        "button",
+        "dead",
+        "deck",
+        "faced",
+        "fl_base",
+        "folded",
+        "hand_id",
+        "highest",
+        "hole",
+        "inc",
+        "index_of",
+        "last_aggressor",
+        "live",
+        "mucked",
+        "n",
+        "opener",
+        "order_range",
+        "phase",
+        "players",
+        "protected",
+        "queue",
+        "raise_cap",
+        "raises",
+        "result",
+        "rules",
+        "seats",
+        "shorts",
+        "showdown_queue",
+        "shown",
+        "stack",
+        "start_stacks",
+        "street",
+    )
+
+    rules: Rules
+    hand_id: str
+    button: int
+    seats: tuple[int, ...]
+    players: tuple[str, ...]
+    index_of: dict[int, int]
+    n: int
+    order_range: range
+    deck: tuple[Card, ...]
+    start_stacks: tuple[int, ...]
+    stack: list[int]
+    bet: list[int]
+    live: list[int]
+    dead: int
+    folded: list[bool]
+    protected: list[bool]
+    hole: list[tuple[Card, ...]]
+    board: list[Card]
+    street: int
+    phase: int
+    queue: list[int]
+    highest: int
+    inc: int
+    raises: int
+    raise_cap: int
+    fl_base: int
+    blind_kind: list[PostKind | None]
+    acted: list[bool]
+    faced: list[int]
+    shorts: list[int]
+    last_aggressor: int | None
+    opener: int
+    showdown_queue: list[int]
+    shown: list[bool]
+    mucked: list[bool]
+    result: HandEnded | None
+
+    def copy(self) -> HandState:
+        c = HandState.__new__(HandState)
+        c.rules = self.rules
+        c.hand_id = self.hand_id
+        c.button = self.button
+        c.seats = self.seats
+        c.players = self.players
+        c.index_of = self.index_of
+        c.n = self.n
+        c.order_range = self.order_range
+        c.deck = self.deck
+        c.start_stacks = self.start_stacks
+        c.stack = self.stack[:]
+        c.bet = self.bet[:]
+        c.live = self.live[:]
+        c.dead = self.dead
+        c.folded = self.folded[:]
+        c.protected = self.protected[:]
+        c.hole = self.hole[:]
+        c.board = self.board[:]
+        c.street = self.street
+        c.phase = self.phase
+        c.queue = self.queue[:]
+        c.highest = self.highest
+        c.inc = self.inc
+        c.raises = self.raises
+        c.raise_cap = self.raise_cap
+        c.fl_base = self.fl_base
+        c.blind_kind = self.blind_kind
+        c.acted = self.acted[:]
+        c.faced = self.faced[:]
+        c.shorts = self.shorts[:]
+        c.last_aggressor = self.last_aggressor
+        c.opener = self.opener
+        c.showdown_queue = self.showdown_queue[:]
+        c.shown = self.shown[:]
+        c.mucked = self.mucked[:]
+        c.result = self.result
+        return c
+
+    def snapshot(self) -> tuple[object, ...]:
+        """Every field as plain values, for equality checks in tests."""
+        return tuple(
+            (list(v) if isinstance(v, list) else v) for v in (getattr(self, k) for k in self.__slots__)
+        )
+
+
+# -- start -------------------------------------------------------------------------------------
+
+
+def start(setup: HandSetup) -> list[HandEvent]:
+    """The opening events of a hand: started, forced bets, hole cards."""
+    rules = setup.rules
+    seats = tuple(sorted(setup.seats, key=lambda s: s.seat))
+    n = len(seats)
+    if n < 2:
+        raise InvalidHandSetup(problem=f"{n} player(s) dealt in; a hand needs 2")
+    if len({s.seat for s in seats}) != n:
+        raise InvalidHandSetup(problem="a seat is dealt in twice")
+    needed = n * rules.hole_cards + 5
+    if len(setup.deck) < needed:
+        raise InvalidHandSetup(problem=f"deck of {len(setup.deck)} cards; {needed} are needed")
+    if len(set(setup.deck)) != len(setup.deck):
+        raise InvalidHandSetup(problem="the deck holds a card twice")
+    for s in seats:
+        if s.stack <= 0:
+            raise InvalidHandSetup(problem=f"seat {s.seat} has no chips")
+    events: list[HandEvent] = [
+        HandStarted(
+            hand_id=setup.hand_id,
+            rules=rules,
+            button=setup.button,
+            seats=seats,
+            deck=setup.deck,
+            commitment=setup.commitment,
+        )
+    ]
+    state = _initial(events[0])  # type: ignore[arg-type]
+    seat_numbers = set(state.seats)
+    ante_cap = _ante_cap(setup, state) if rules.ante_trimming else None
+    for post in setup.posts:
+        if post.seat not in seat_numbers:
+            raise InvalidHandSetup(problem=f"seat {post.seat} posts but is not dealt in")
+        if post.amount < 0:
+            raise InvalidHandSetup(problem=f"seat {post.seat} posts a negative amount")
+        i = state.index_of[post.seat]
+        amount = min(post.amount, state.stack[i])
+        if ante_cap is not None and post.kind is PostKind.ANTE:
+            amount = min(amount, ante_cap)  # the part of an ante nobody matches comes back
+        if amount == 0:
+            continue
+        event = ForcedBetPosted(
+            seat=post.seat, kind=post.kind, amount=amount, all_in=amount == state.stack[i]
+        )
+        _evolve(state, event)
+        events.append(event)
+    # Hole cards: one at a time clockwise from the first seat left of the button (index 0);
+    # heads-up the dealer (index 1, the button) gets the first card.
+    order = list(range(n)) if n > 2 else [1, 0]
+    k = rules.hole_cards
+    deck = setup.deck
+    for position, i in enumerate(order):
+        cards = tuple(deck[r * n + position] for r in range(k))
+        _emit(state, events, HoleCardsDealt(seat=state.seats[i], cards=cards))
+    _advance(state, events)  # everyone may be all-in from the blinds already
+    return events
+
+
+def _ante_cap(setup: HandSetup, state: HandState) -> int:
+    """phh ante trimming: nobody antes more than the second largest ante can match."""
+    antes = [0] * state.n
+    for p in setup.posts:
+        if p.kind is PostKind.ANTE and p.seat in state.index_of:
+            i = state.index_of[p.seat]
+            antes[i] = min(p.amount, state.stack[i])
+    return sorted(antes)[-2]
+
+
+def _initial(e: HandStarted) -> HandState:
+    s = HandState.__new__(HandState)
+    rules = e.rules
+    s.rules = rules
+    s.hand_id = e.hand_id
+    s.button = e.button
+    # Internal order: clockwise from the first seat after the button.
+    ordered = sorted(e.seats, key=lambda x: (x.seat - e.button - 1) % 1000)
+    s.seats = tuple(x.seat for x in ordered)
+    s.players = tuple(x.player for x in ordered)
+    s.index_of = {seat: i for i, seat in enumerate(s.seats)}
+    n = len(ordered)
+    s.n = n
+    s.order_range = range(n)
+    s.deck = e.deck
+    s.start_stacks = tuple(x.stack for x in ordered)
+    s.stack = list(s.start_stacks)
+    s.bet = [0] * n
+    s.live = [0] * n
+    s.dead = 0
+    s.folded = [False] * n
+    s.protected = [False] * n
+    s.hole = [()] * n
+    s.board = []
+    s.street = 0
+    s.phase = BETTING
+    s.queue = []
+    s.highest = 0
+    s.inc = 0
+    s.raises = 0
+    s.raise_cap = rules.fixed_limit_raises_preflop if rules.structure is Structure.FIXED_LIMIT else 1 << 30
+    s.fl_base = 0
+    s.blind_kind = [None] * n
+    s.acted = [False] * n
+    s.faced = [-1] * n
+    s.shorts = []
+    s.last_aggressor = None
+    s.opener = 0
+    s.showdown_queue = []
+    s.shown = [False] * n
+    s.mucked = [False] * n
+    s.result = None
+    return s
+
+
+# -- evolve ------------------------------------------------------------------------------------
+
+
+def fold(events: Iterable[HandEvent]) -> HandState:
+    """The state after ``events`` (the first must be ``HandStarted``)."""
+    it = iter(events)
+    first = next(it)
+    if not isinstance(first, HandStarted):
+        raise InvalidHandSetup(problem=f"a hand starts with HandStarted, not {type(first).__name__}")
+    state = _initial(first)
+    for event in it:
+        _evolve(state, event)
+    return state
+
+
+def evolve(state: HandState, event: HandEvent) -> HandState:
+    """Apply one fact. ``HandStarted`` makes a new state; every other event updates ``state``."""
+    if isinstance(event, HandStarted):
+        return _initial(event)
+    _evolve(state, event)
+    return state
+
+
+def _evolve(s: HandState, event: HandEvent) -> None:
+    match event:
+        case BetPlaced(seat=seat, to=to, amount=amount):
+            i = s.index_of[seat]
+            s.stack[i] -= amount
+            s.bet[i] = to
+            s.live[i] += amount
+            increment = to - s.highest
+            rules = s.rules
+            if rules.profile is Profile.PHH:
+                if increment >= s.inc:
+                    s.acted = [False] * s.n
+                s.inc = max(s.inc, increment)
+                if s.stack[i]:
+                    s.shorts.clear()
+                else:
+                    s.shorts.append(increment)
+                    if sum(s.shorts) >= s.inc:
+                        s.shorts.clear()
+            elif rules.structure is Structure.FIXED_LIMIT:
+                size = rules.stakes.small_bet if s.street < 2 else rules.stakes.big_bet
+                if 2 * (to - s.fl_base) >= size + size or 2 * increment >= size:
+                    s.fl_base = to  # a full bet, or half a bet or more all-in (LAR 129)
+            elif increment >= s.inc:
+                s.inc = increment
+            s.raises += 1
+            s.highest = to
+            s.acted[i] = True
+            s.faced[i] = to
+            s.last_aggressor = i
+            s.opener = i
+            # Everyone else still able to act must answer the new bet, in order after i.
+            q = []
+            n = s.n
+            for k in range(1, n):
+                j = (i + k) % n
+                if not s.folded[j] and s.stack[j] and not s.protected[j]:
+                    q.append(j)
+            s.queue = q
+        case Called(seat=seat, amount=amount):
+            i = s.index_of[seat]
+            s.stack[i] -= amount
+            s.bet[i] += amount
+            s.live[i] += amount
+            s.acted[i] = True
+            s.faced[i] = s.highest
+            s.queue.remove(i)
+        case Checked(seat=seat):
+            i = s.index_of[seat]
+            s.acted[i] = True
+            s.faced[i] = s.highest
+            s.queue.remove(i)
+        case Folded(seat=seat):
+            i = s.index_of[seat]
+            s.folded[i] = True
+            s.acted[i] = True
+            if i in s.queue:
+                s.queue.remove(i)
+            if i in s.showdown_queue:
+                s.showdown_queue.remove(i)
+        case AllInProtected(seat=seat):
+            i = s.index_of[seat]
+            s.protected[i] = True
+            if i in s.queue:
+                s.queue.remove(i)
+        case UncalledBetReturned(seat=seat, amount=amount):
+            i = s.index_of[seat]
+            s.stack[i] += amount
+            s.bet[i] -= amount
+            s.live[i] -= amount
+            if s.highest > s.bet[i]:
+                s.highest = max(s.bet)
+        case BoardDealt(street=street, cards=cards):
+            s.board.extend(cards)
+            _begin_street(s, STREETS.index(street))
+        case ForcedBetPosted(seat=seat, kind=kind, amount=amount):
+            i = s.index_of[seat]
+            s.stack[i] -= amount
+            rules = s.rules
+            if kind is PostKind.DEAD_SMALL_BLIND or (kind is PostKind.ANTE and not rules.ante_trimming):
+                s.dead += amount
+            else:
+                s.live[i] += amount
+                if kind is not PostKind.ANTE:
+                    s.bet[i] += amount
+                    held = s.blind_kind[i]
+                    if held is None or _BLIND_PRECEDENCE[kind] > _BLIND_PRECEDENCE[held]:
+                        s.blind_kind = s.blind_kind[:]  # shared with copies until written
+                        s.blind_kind[i] = kind
+        case HoleCardsDealt(seat=seat, cards=cards):
+            i = s.index_of[seat]
+            s.hole[i] = cards
+            if i == (s.n - 1 if s.n > 2 else 0):  # the last player dealt: betting opens
+                _begin_preflop(s)
+        case ShowdownStarted(order=order):
+            s.phase = SHOWDOWN
+            s.queue = []
+            s.showdown_queue = [s.index_of[seat] for seat in order]
+        case CardsShown(seat=seat):
+            i = s.index_of[seat]
+            s.shown[i] = True
+            if s.showdown_queue and s.showdown_queue[0] == i:
+                s.showdown_queue.pop(0)
+        case CardsMucked(seat=seat):
+            i = s.index_of[seat]
+            s.mucked[i] = True
+            if s.showdown_queue and s.showdown_queue[0] == i:
+                s.showdown_queue.pop(0)
+        case PotAwarded(winners=winners):
+            for w in winners:
+                s.stack[s.index_of[w.seat]] += w.amount
+        case HandEnded():
+            s.phase = OVER
+            s.queue = []
+            s.showdown_queue = []
+            s.result = event
+        case HandStarted():
+            raise InvalidHandSetup(problem="HandStarted in the middle of a hand")
+        case _:
+            assert_never(event)
+
+
+_BLIND_PRECEDENCE = {
+    PostKind.LIVE_BIG_BLIND: 1,
+    PostKind.SMALL_BLIND: 2,
+    PostKind.BIG_BLIND: 3,
+    PostKind.STRADDLE: 4,
+}
+
+
+def _nominal(rules: Rules, kind: PostKind) -> int:
+    stakes = rules.stakes
+    match kind:
+        case PostKind.SMALL_BLIND:
+            return stakes.small_blind
+        case PostKind.BIG_BLIND | PostKind.LIVE_BIG_BLIND:
+            return stakes.big_blind
+        case PostKind.STRADDLE:
+            return stakes.straddle
+        case PostKind.ANTE | PostKind.DEAD_SMALL_BLIND:
+            return 0
+        case _:
+            assert_never(kind)
+
+
+def _begin_preflop(s: HandState) -> None:
+    """Pre-flop betting opens once every player holds their cards."""
+    rules = s.rules
+    n = s.n
+    kinds = s.blind_kind
+    if rules.profile is Profile.PHH:
+        # pokerkit: the action opens left of the largest positive blind or straddle (ties to the
+        # later player); a new player's live post does not move it.
+        best, best_key = n - 1, (0, n - 1)
+        for i in range(n):
+            k = kinds[i]
+            sign = 0 if k is None else (-1 if k is PostKind.LIVE_BIG_BLIND else 1)
+            key = (s.bet[i] * sign, i)
+            if key > best_key:
+                best, best_key = i, key
+        s.highest = max(s.bet)
+        s.inc = 0
+    else:
+        # The action opens left of the straddle, else of the big blind. seeds 000 / LAR 150:
+        # pre-flop everyone must at least equal the full big blind (and straddle) even when its
+        # poster is all-in for less, and the minimum raise is that amount again.
+        best = n - 1
+        for wanted in (PostKind.STRADDLE, PostKind.BIG_BLIND, PostKind.SMALL_BLIND):
+            found = [i for i in range(n) if kinds[i] is wanted]
+            if found:
+                best = found[-1]
+                break
+        nominal = max((_nominal(rules, k) for k in kinds if k is not None), default=0)
+        s.highest = max(*s.bet, nominal)
+        s.inc = max(nominal, rules.stakes.big_blind)
+    s.fl_base = s.highest
+    s.raises = 0
+    s.opener = (best + 1) % n
+    _queue_round(s)
+
+
+def _begin_street(s: HandState, street: int) -> None:
+    """A new betting round after board cards: bets gathered, action from left of the button."""
+    rules = s.rules
+    n = s.n
+    s.street = street
+    s.bet = [0] * n
+    s.highest = 0
+    s.inc = 0 if rules.profile is Profile.PHH else rules.stakes.big_blind
+    s.fl_base = 0
+    s.raises = 0
+    if rules.structure is Structure.FIXED_LIMIT:
+        s.raise_cap = 1 + rules.fixed_limit_raises_postflop
+    s.acted = [False] * n
+    s.faced = [-1] * n
+    s.shorts = []
+    s.last_aggressor = None
+    s.opener = 0
+    _queue_round(s)
+
+
+def _queue_round(s: HandState) -> None:
+    """Who acts this round, in order from the opener: players with chips who can still be
+    called (pokerkit's effective stack), none when a lone player has nothing to answer."""
+    n = s.n
+    stack, bet, folded, protected = s.stack, s.bet, s.folded, s.protected
+    totals = sorted((0 if protected[j] else stack[j]) + bet[j] for j in range(n) if not folded[j])
+    second = totals[-2] if len(totals) > 1 else 0
+    q = []
+    for k in range(n):
+        j = (s.opener + k) % n
+        if folded[j] or protected[j] or not stack[j] or second - bet[j] <= 0:
+            continue
+        q.append(j)
+    if len(q) == 1 and bet[q[0]] >= s.highest:
+        q = []
+    s.queue = q
+
+
+# -- decide ------------------------------------------------------------------------------------
+
+
+def decide(state: HandState, command: HandCommand) -> list[HandEvent]:
+    """The events ``command`` causes, or a ``RuleViolation``; ``state`` is left unchanged."""
+    s = state
+    if s.phase == OVER:
+        raise HandOver(hand_id=s.hand_id)
+    match command:
+        case Act(seat=seat, action=action, amount=amount):
+            i = _index(s, seat)
+            if s.phase != BETTING or not s.queue or s.queue[0] != i:
+                raise NotYourTurn(seat=seat, to_act=to_act(s))
+            owed = s.highest - s.bet[i]
+            event: HandEvent
+            match action:
+                case ActionKind.FOLD:
+                    if owed <= 0 and not s.rules.fold_when_check_free:
+                        raise FoldNotAllowed(seat=seat)
+                    event = Folded(seat=seat)
+                case ActionKind.CHECK:
+                    if owed > 0:
+                        raise CannotCheck(seat=seat, to_call=to_call(s, i))
+                    event = Checked(seat=seat)
+                case ActionKind.CALL:
+                    if owed <= 0:
+                        raise NothingToCall(seat=seat)
+                    call = to_call(s, i)
+                    event = Called(seat=seat, amount=call, all_in=call == s.stack[i])
+                case ActionKind.BET_OR_RAISE:
+                    why = raise_block(s, i)
+                    if why is not None:
+                        raise RaiseNotAllowed(seat=seat, why=why)
+                    total = s.stack[i] + s.bet[i]
+                    if amount > total:
+                        raise NotEnoughChips(seat=seat, amount=amount, available=total)
+                    low, high = raise_bounds(s, i)
+                    if amount < low:
+                        raise RaiseBelowMinimum(amount=amount, minimum=low)
+                    if amount > high:
+                        raise RaiseAboveMaximum(amount=amount, maximum=high)
+                    event = BetPlaced(seat=seat, to=amount, amount=amount - s.bet[i], all_in=amount == total)
+                case _:
+                    assert_never(action)
+        case ProtectAllIn(seat=seat):
+            i = _index(s, seat)
+            if s.phase != BETTING or not s.queue or s.queue[0] != i:
+                raise NotYourTurn(seat=seat, to_act=to_act(s))
+            if s.stack[i] == s.start_stacks[i]:
+                raise ProtectionNotAllowed(seat=seat)
+            event = AllInProtected(seat=seat)
+        case Show(seat=seat) | Muck(seat=seat):
+            i = _index(s, seat)
+            if s.phase != SHOWDOWN:
+                raise NotShowdown(seat=seat)
+            if s.showdown_queue[0] != i:
+                raise NotYourTurn(seat=seat, to_act=to_act(s))
+            if isinstance(command, Show):
+                event = CardsShown(seat=seat, cards=s.hole[i], description=showdown.describe(s, i))
+            else:
+                live = [j for j in range(s.n) if not s.folded[j] and not s.mucked[j]]
+                if live == [i]:
+                    raise CannotMuck(seat=seat)
+                event = CardsMucked(seat=seat)
+        case _:
+            assert_never(command)
+    out: list[HandEvent] = [event]
+    scratch = s.copy()
+    _evolve(scratch, event)
+    _advance(scratch, out)
+    return out
+
+
+def _index(s: HandState, seat: int) -> int:
+    i = s.index_of.get(seat)
+    if i is None:
+        raise SeatNotInHand(seat=seat)
+    return i
+
+
+def _emit(s: HandState, out: list[HandEvent], event: HandEvent) -> None:
+    out.append(event)
+    _evolve(s, event)
+
+
+def _advance(s: HandState, out: list[HandEvent]) -> None:
+    """Every automatic event after a command: close rounds, deal, show down, pay."""
+    if s.phase == SHOWDOWN:
+        if not s.showdown_queue:
+            for e in showdown.award(s):
+                _emit(s, out, e)
+        return
+    while s.phase == BETTING:
+        in_hand = s.n - sum(s.folded)
+        if s.queue and in_hand > 1:
+            return
+        returned = _uncalled(s)
+        if returned is not None:
+            _emit(s, out, returned)
+        if in_hand == 1 or s.street == 3:
+            for e in showdown.finish(s):
+                _emit(s, out, e)
+            return
+        street = s.street + 1
+        first = s.n * s.rules.hole_cards + len(s.board)
+        cards = s.deck[first : first + _BOARD_SIZES[street - 1]]
+        _emit(s, out, BoardDealt(street=STREETS[street], cards=cards))
+
+
+def _uncalled(s: HandState) -> UncalledBetReturned | None:
+    """The part of the largest bet of the round nobody matched (returned, never raked)."""
+    bets = s.bet
+    top = max(bets)
+    if top == 0:
+        return None
+    i = bets.index(top)
+    second = max(b for j, b in enumerate(bets) if j != i)
+    if top > second:
+        return UncalledBetReturned(seat=s.seats[i], amount=top - second)
+    return None
+
+
+# -- queries -----------------------------------------------------------------------------------
+
+
+def to_act(state: HandState) -> int | None:
+    """The seat whose decision the hand waits for (a bet, or a phh show/muck), else None."""
+    if state.phase == BETTING and state.queue:
+        return state.seats[state.queue[0]]
+    if state.phase == SHOWDOWN and state.showdown_queue:
+        return state.seats[state.showdown_queue[0]]
+    return None
+
+
+def is_over(state: HandState) -> bool:
+    return state.phase == OVER
+
+
+def legal_actions(state: HandState, seat: int) -> LegalActions | None:
+    """What ``seat`` may do now, or None when it is not their betting turn."""
+    s = state
+    i = s.index_of.get(seat)
+    if i is None or s.phase != BETTING or not s.queue or s.queue[0] != i:
+        return None
+    owed = s.highest - s.bet[i]
+    block = raise_block(s, i)
+    low, high = raise_bounds(s, i) if block is None else (0, 0)
+    return LegalActions(
+        seat=seat,
+        can_fold=owed > 0 or s.rules.fold_when_check_free,
+        can_check=owed <= 0,
+        to_call=to_call(s, i) if owed > 0 else 0,
+        can_raise=block is None,
+        min_raise_to=low,
+        max_raise_to=high,
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PotView:
+    amount: int
+    eligible: tuple[int, ...]  # seats
+
+
+def pots(state: HandState) -> tuple[PotView, ...]:
+    """Main pot first, then side pots, counting the bets of the current round."""
+    in_hand = [not f for f in state.folded]
+    return tuple(
+        PotView(amount=p.amount, eligible=tuple(state.seats[i] for i in p.eligible))
+        for p in build_pots(state.live, state.dead, in_hand)
+    )
+
+
+def final_stacks(state: HandState) -> dict[int, int]:
+    """Each seat's chips behind (the final stacks once the hand is over)."""
+    return {seat: state.stack[i] for i, seat in enumerate(state.seats)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlayerView:
+    seat: int
+    player: str
+    stack: int
+    bet: int
+    folded: bool
+    all_in: bool
+    hole: tuple[Card, ...] | None  # None: face down to this viewer
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HandView:
+    hand_id: str
+    button: int
+    street: Street
+    board: tuple[Card, ...]
+    players: tuple[PlayerView, ...]
+    pots: tuple[PotView, ...]
+    to_act: int | None
+    legal: LegalActions | None  # the viewer's choices when it is their turn
+    over: bool
+
+
+def view(state: HandState, viewer: int | None) -> HandView:
+    """The hand as ``viewer`` (a seat, or None for a spectator) may see it: hole cards only
+    their own and those shown at showdown."""
+    s = state
+    players = tuple(
+        PlayerView(
+            seat=seat,
+            player=s.players[i],
+            stack=s.stack[i],
+            bet=s.bet[i],
+            folded=s.folded[i],
+            all_in=not s.folded[i] and (s.stack[i] == 0 or s.protected[i]),
+            hole=s.hole[i] if (seat == viewer or s.shown[i]) else None,
+        )
+        for i, seat in enumerate(s.seats)
+    )
+    return HandView(
+        hand_id=s.hand_id,
+        button=s.button,
+        street=STREETS[s.street],
+        board=tuple(s.board),
+        players=players,
+        pots=pots(s),
+        to_act=to_act(s),
+        legal=legal_actions(s, viewer) if viewer is not None else None,
+        over=s.phase == OVER,
+    )
+
+
+def replay(setup: HandSetup, commands: Iterable[HandCommand]) -> tuple[HandState, list[HandEvent]]:
+    """Start a hand and apply ``commands`` in turn: the state and every event."""
+    events = start(setup)
+    state = fold(events)
+    for command in commands:
+        new = decide(state, command)
+        for e in new:
+            _evolve(state, e)
+        events.extend(new)
+    return state, events
+
+
+def pot_list(state: HandState) -> list[Pot]:
+    """Pots by player index (internal order), for ``engine.showdown``."""
+    return build_pots(state.live, state.dead, [not f for f in state.folded])

@@ -1,0 +1,40 @@
+"""Main and side pots from what each player has put in (seeds 000, 001, 002, 004).
+
+Live chips (blinds, bets, calls; antes in the phh profile when antes are trimmed) are layered:
+each distinct contribution level forms a pot that every player who reached the level paid into,
+and only players still in the hand who reached it may win it. Dead money (antes, dead small
+blinds) is added to the lowest layer, the main pot, which every live hand may win. Consecutive
+layers with the same eligible players are one pot. This is pokerkit's construction
+(``State.pots``), so phh replays split exactly as it does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pot:
+    amount: int
+    eligible: tuple[int, ...]  # player indices (clockwise from the first seat left of the button)
+
+
+def build_pots(live: Sequence[int], dead: int, in_hand: Sequence[bool]) -> list[Pot]:
+    """Pots in order of formation (main first). ``live[i]`` is player ``i``'s live total."""
+    pots: list[Pot] = []
+    previous = 0
+    amount = dead
+    n = len(live)
+    for level in sorted(set(live)):
+        for c in live:
+            if c > previous:
+                amount += (c if c < level else level) - previous
+        eligible = tuple(i for i in range(n) if in_hand[i] and live[i] >= level)
+        if pots and pots[-1].eligible == eligible:
+            amount += pots.pop().amount
+        if amount:
+            pots.append(Pot(amount=amount, eligible=eligible))
+        amount = 0
+        previous = level
+    return pots

@@ -1,0 +1,140 @@
+"""The end of a hand: who shows, who wins each pot, rake, odd chips, ``HandEnded``.
+
+- A hand won by folds: the last player takes every pot unseen (seed 000: need not show).
+- Showdown order (seeds 001, 004; TR 72): the last player to bet or raise on the final round
+  shows first; if nobody bet, the first player still in left of the button; then clockwise.
+- seeds: each player in order shows if their hand can still win a pot they are in, if they are
+  all-in (always shown), or when the rules turn auto-muck off; otherwise the hand is mucked.
+  phh: each player sends ``Show`` or ``Muck`` in that order (PHH ``sm``), as pokerkit replays.
+- Each pot goes to the best shown hand among the players eligible for it; ties split evenly and
+  every odd chip goes to the first winner clockwise from the button (seeds 000, 001, 003, 004).
+- Rake (``engine.rake.compute_rake``) is taken once from the total of the pots after uncalled
+  bets came back, main pot first (``engine.rake.split_rake``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engine.hand_events import (
+    CardsMucked,
+    CardsShown,
+    HandEnded,
+    HandEvent,
+    PotAwarded,
+    SeatAmount,
+    ShowdownStarted,
+)
+from engine.pots import Pot, build_pots
+from engine.rake import compute_rake, split_rake
+from engine.ranking import HandValue, evaluate
+from engine.rules import Profile
+
+if TYPE_CHECKING:
+    from engine.hand import HandState
+
+
+def describe(s: HandState, i: int) -> str:
+    if len(s.board) < 3:
+        return ""
+    return evaluate(s.rules, s.hole[i], s.board).describe()
+
+
+def showdown_order(s: HandState) -> list[int]:
+    n = s.n
+    first = s.last_aggressor if s.last_aggressor is not None else s.opener
+    return [j for j in ((first + k) % n for k in range(n)) if not s.folded[j]]
+
+
+def finish(s: HandState) -> list[HandEvent]:
+    """Events once betting is over: a fold win, the seeds showdown, or the phh showdown start."""
+    in_hand = [i for i in range(s.n) if not s.folded[i]]
+    if len(in_hand) == 1:
+        return _pay(s, {})
+    order = showdown_order(s)
+    events: list[HandEvent] = [ShowdownStarted(order=tuple(s.seats[i] for i in order))]
+    if s.rules.profile is Profile.PHH:
+        return events  # waits for Show / Muck commands
+    pots = build_pots(s.live, s.dead, [not f for f in s.folded])
+    values: dict[int, HandValue] = {}
+    for i in order:
+        value = evaluate(s.rules, s.hole[i], s.board)
+        must_show = s.stack[i] == 0 or s.protected[i] or not s.rules.auto_muck or not values
+        if must_show or _can_win(i, value, values, pots):
+            values[i] = value
+            events.append(CardsShown(seat=s.seats[i], cards=s.hole[i], description=value.describe()))
+        else:
+            events.append(CardsMucked(seat=s.seats[i]))
+    return events + _pay(s, values)
+
+
+def _can_win(i: int, value: HandValue, shown: dict[int, HandValue], pots: list[Pot]) -> bool:
+    for pot in pots:
+        eligible = pot.eligible
+        if i not in eligible:
+            continue
+        best = max((shown[j] for j in eligible if j in shown), default=None)
+        if best is None or value >= best:
+            return True
+    return False
+
+
+def award(s: HandState) -> list[HandEvent]:
+    """phh: pay the pots once every player has shown or mucked."""
+    values = {i: evaluate(s.rules, s.hole[i], s.board) for i in range(s.n) if s.shown[i] and not s.folded[i]}
+    return _pay(s, values)
+
+
+def _pay(s: HandState, values: dict[int, HandValue]) -> list[HandEvent]:
+    """PotAwarded for every pot, then HandEnded. ``values``: the shown hands (empty on a fold
+    win)."""
+    n = s.n
+    in_hand = [not s.folded[i] and not s.mucked[i] for i in range(n)]
+    pots = build_pots(s.live, s.dead, in_hand)
+    total = sum(p.amount for p in pots)
+    rake = compute_rake(s.rules.rake, pot=total, players_dealt_in=n, saw_flop=len(s.board) >= 3)
+    shares = split_rake(rake, [p.amount for p in pots])
+    payouts = [0] * n
+    events: list[HandEvent] = []
+    for index, (pot, pot_rake) in enumerate(zip(pots, shares, strict=True)):
+        net = pot.amount - pot_rake
+        contenders = [i for i in pot.eligible if i in values] if values else list(pot.eligible)
+        if not contenders:
+            # Everyone eligible mucked: the pot goes to the hands still live (pokerkit never
+            # reaches this on a valid history; it keeps chips conserved).
+            contenders = [i for i in range(n) if in_hand[i]] or [i for i in range(n) if not s.folded[i]]
+        if values:
+            best = (
+                max(values[i] for i in contenders if i in values)
+                if any(i in values for i in contenders)
+                else None
+            )
+            winners = [i for i in contenders if best is None or values.get(i) == best]
+        else:
+            winners = contenders
+        winners.sort()  # internal order is clockwise from the first seat left of the button
+        share, odd = divmod(net, len(winners))
+        amounts = [share + (odd if k == 0 else 0) for k in range(len(winners))]
+        for i, amount in zip(winners, amounts, strict=True):
+            payouts[i] += amount
+        events.append(
+            PotAwarded(
+                index=index,
+                amount=pot.amount,
+                rake=pot_rake,
+                eligible=tuple(s.seats[i] for i in pot.eligible),
+                winners=tuple(
+                    SeatAmount(seat=s.seats[i], amount=a) for i, a in zip(winners, amounts, strict=True)
+                ),
+            )
+        )
+    order = sorted(range(n), key=lambda i: s.seats[i])
+    events.append(
+        HandEnded(
+            hand_id=s.hand_id,
+            stacks=tuple(SeatAmount(seat=s.seats[i], amount=s.stack[i] + payouts[i]) for i in order),
+            payouts=tuple(SeatAmount(seat=s.seats[i], amount=payouts[i]) for i in order),
+            rake=rake,
+        )
+    )
+    return events
