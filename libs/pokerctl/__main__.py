@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-COMMANDS: tuple[str, ...] = ()
+COMMANDS: tuple[str, ...] = ("phh",)
 
 
 def build_parser() -> argparse.ArgumentParser:
