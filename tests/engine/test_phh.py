@@ -1,0 +1,278 @@
+"""PHH codec: round trips over the public corpus, every action form, exact decimals, errors."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from engine.cards import parse_card
+from engine.phh import (
+    BringIn,
+    CheckCall,
+    CompleteBetRaise,
+    DealBoard,
+    DealHole,
+    Fold,
+    HandHistory,
+    InvalidPhh,
+    NoOperation,
+    PhhActionError,
+    PhhFieldError,
+    PhhSyntaxError,
+    ShowMuck,
+    StandPatDiscard,
+    dump_action,
+    dump_phh,
+    dump_phhs,
+    load_phh,
+    load_phhs,
+    load_phhs_each,
+)
+
+# A verbatim copy of /work/shared/conformance/phh (uoftcprg/phh-dataset, MIT; see its README).
+CORPUS = Path(__file__).parent / "data" / "phh"
+CORPUS_FILES = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".phh", ".phhs"))
+
+
+def load_file(path: Path) -> list[HandHistory]:
+    text = path.read_text(encoding="utf-8")
+    return load_phhs(text) if path.suffix == ".phhs" else [load_phh(text)]
+
+
+# Research note engine.md 3.2: 3-handed NLHE 1/2, two all-ins and a side pot.
+EXAMPLE = """
+# 3-handed NLHE 1/2, two all-ins and a side pot.
+variant = "NT"
+ante_trimming_status = true
+antes = [0, 0, 0]
+blinds_or_straddles = [1, 2, 0]
+min_bet = 2
+starting_stacks = [100, 50, 200]
+actions = [
+  "d dh p1 AsAd", "d dh p2 KsKd", "d dh p3 QsQh",
+  "p3 cbr 6", "p1 cbr 100", "p2 cc", "p3 cc",
+  "p1 sm AsAd", "p2 sm KsKd", "p3 sm QsQh",
+  "d db 2c7d9h", "d db Tc", "d db 3h",
+]
+hand = 1
+table = "t-42"
+seats = [1, 2, 3]
+seat_count = 6
+players = ["alice", "bob", "carol"]
+finishing_stacks = [250, 0, 100]
+time_limit = 30
+time_banks = [60, 60, 60]
+_event_log_offset = 123456
+"""
+
+
+def test_corpus_is_complete() -> None:
+    assert sum(len(load_file(p)) for p in CORPUS_FILES) == 1518  # as its README counts
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: p.name)
+def test_round_trip_every_corpus_hand(path: Path) -> None:
+    hands = load_file(path)
+    for hh in hands:
+        assert load_phh(dump_phh(hh)) == hh
+    assert load_phhs(dump_phhs(hands)) == hands
+
+
+def test_example_fields() -> None:
+    hh = load_phh(EXAMPLE)
+    assert hh.variant == "NT"
+    assert hh.scale == 1
+    assert hh.antes == (0, 0, 0)
+    assert hh.blinds_or_straddles == (1, 2, 0)
+    assert hh.min_bet == 2
+    assert hh.starting_stacks == (100, 50, 200)
+    assert hh.finishing_stacks == (250, 0, 100)
+    assert hh.players == ("alice", "bob", "carol")
+    assert hh.seats == (1, 2, 3)
+    assert hh.seat_count == 6
+    assert hh.table == "t-42"
+    assert hh.hand == 1
+    assert hh.ante_trimming_status is True
+    assert dict(hh.extras) == {"time_limit": 30, "time_banks": [60, 60, 60], "_event_log_offset": 123456}
+    assert hh.actions[:4] == (
+        DealHole(player=0, cards=(parse_card("As"), parse_card("Ad"))),
+        DealHole(player=1, cards=(parse_card("Ks"), parse_card("Kd"))),
+        DealHole(player=2, cards=(parse_card("Qs"), parse_card("Qh"))),
+        CompleteBetRaise(player=2, amount=6),
+    )
+    assert load_phh(dump_phh(hh)) == hh
+
+
+@pytest.mark.parametrize(
+    ("text", "action"),
+    [
+        ("d dh p1 AsKd", DealHole(player=0, cards=(parse_card("As"), parse_card("Kd")))),
+        ("d dh p3 ????", DealHole(player=2, cards=(None, None))),
+        ("d dh p2 As??", DealHole(player=1, cards=(parse_card("As"), None))),
+        ("d db 7h8h9c", DealBoard(cards=(parse_card("7h"), parse_card("8h"), parse_card("9c")))),
+        ("d db Tc", DealBoard(cards=(parse_card("Tc"),))),
+        ("p1 f", Fold(player=0)),
+        ("p2 cc", CheckCall(player=1)),
+        ("p10 cbr 300", CompleteBetRaise(player=9, amount=300)),
+        ("p1 pb", BringIn(player=0)),
+        ("p1 sd", StandPatDiscard(player=0, cards=())),
+        ("p1 sd 2c3c", StandPatDiscard(player=0, cards=(parse_card("2c"), parse_card("3c")))),
+        ("p1 sm", ShowMuck(player=0, cards=None)),
+        ("p1 sm -", ShowMuck(player=0, cards=())),
+        ("p1 sm AsAd", ShowMuck(player=0, cards=(parse_card("As"), parse_card("Ad")))),
+        ("p1 sm ????", ShowMuck(player=0, cards=(None, None))),
+        ("p1 cc # snap call", CheckCall(player=0, comment="snap call")),
+        ("# the players chat", NoOperation(comment="the players chat")),
+    ],
+)
+def test_each_action_form_parses_and_writes_back(text: str, action: object) -> None:
+    hh = load_phh(_hand(actions=[text], players=10))
+    assert hh.actions == (action,)
+    assert dump_action(hh.actions[0]) == text
+    assert load_phh(dump_phh(hh)) == hh
+
+
+def _hand(
+    *,
+    actions: list[str],
+    players: int = 2,
+    stacks: str | None = None,
+    extra: str = "",
+    variant: str = "NT",
+) -> str:
+    stacks = stacks or "[" + ", ".join(["200"] * players) + "]"
+    zeros = "[" + ", ".join(["0"] * players) + "]"
+    blinds = "[" + ", ".join(["1", "2", *["0"] * (players - 2)]) + "]"
+    return (
+        f'variant = "{variant}"\nantes = {zeros}\nblinds_or_straddles = {blinds}\nmin_bet = 2\n'
+        f"starting_stacks = {stacks}\nactions = {actions!r}\n{extra}"
+    ).replace("'", '"')
+
+
+# -- exact decimals ---------------------------------------------------------------------------------
+
+
+def test_decimal_amounts_become_exact_minor_units() -> None:
+    hh = load_phh(
+        'variant = "NT"\nantes = [0, 0]\nblinds_or_straddles = [0.05, 0.10]\nmin_bet = 0.1\n'
+        'starting_stacks = [1889.85, 221.20]\nactions = ["p1 cbr 0.35"]\nfinishing_stacks = [0.3, 10]\n'
+    )
+    assert hh.scale == 100
+    assert hh.blinds_or_straddles == (5, 10)
+    assert hh.min_bet == 10
+    assert hh.starting_stacks == (188985, 22120)
+    assert hh.actions == (CompleteBetRaise(player=0, amount=35),)
+    assert hh.finishing_stacks == (30, 1000)
+    assert hh.to_units(188985) == Decimal("1889.85")
+    assert hh.to_units(1000) == 10
+    assert isinstance(hh.to_units(1000), int)
+    assert load_phh(dump_phh(hh)) == hh
+
+
+def test_scale_follows_the_most_precise_amount_even_in_an_action() -> None:
+    hh = load_phh(_hand(actions=["p1 cbr 2.125"]))
+    assert hh.scale == 1000
+    assert hh.starting_stacks == (200_000, 200_000)
+    assert hh.actions == (CompleteBetRaise(player=0, amount=2125),)
+
+
+def test_trailing_zeros_keep_their_scale_through_a_round_trip() -> None:
+    hh = load_phh(_hand(actions=[], stacks="[100.50, 20.00]"))
+    assert hh.scale == 100
+    assert hh.starting_stacks == (10050, 2000)
+    again = load_phh(dump_phh(hh))
+    assert again == hh
+    assert again.scale == 100
+
+
+def test_no_binary_float_rounding() -> None:
+    # 0.1 + 0.2 is 0.30000000000000004 in binary floats; here it stays exact.
+    hh = load_phh(_hand(actions=[], stacks="[0.1, 0.2]", extra="finishing_stacks = [0.30, 0]\n"))
+    assert hh.starting_stacks[0] + hh.starting_stacks[1] == hh.finishing_stacks[0]  # type: ignore[index]
+
+
+def test_commas_in_cbr_amounts_as_pokerkit_accepts() -> None:
+    hh = load_phh(_hand(actions=["p1 cbr 1,000"], stacks="[5000, 5000]"))
+    assert hh.actions == (CompleteBetRaise(player=0, amount=1000),)
+
+
+# -- errors -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "error", "needle"),
+    [
+        ("variant = ", PhhSyntaxError, "not a PHH document"),
+        ('antes = [0, 0]\nstarting_stacks = [1, 1]\nactions = []\n', PhhFieldError, "'variant'"),
+        ('variant = "NT"\nantes = [0, 0]\nstarting_stacks = [1, 1]\nactions = []\n', PhhFieldError, "required for variant NT"),
+        (_hand(actions=[], stacks="[inf, 100]"), PhhFieldError, "not a finite amount"),
+        (_hand(actions=[], stacks="[true, 100]"), PhhFieldError, "is not a number"),
+        (_hand(actions=[], stacks='["100", 100]'), PhhFieldError, "is not a number"),
+        (_hand(actions=[], stacks="[100, 100, 100]"), PhhFieldError, "'antes': has 2 entries for 3 players"),
+        (_hand(actions=[], extra='players = ["a"]\n'), PhhFieldError, "'players'"),
+        (_hand(actions=[], extra="seat_count = true\n"), PhhFieldError, "'seat_count'"),
+        (_hand(actions=[], stacks="[0.0000000000001, 1]"), PhhFieldError, "more than 12 decimals"),
+        (_hand(actions=["p1 raise 10"]), PhhActionError, "not a PHH action"),
+        (_hand(actions=["x1 f"]), PhhActionError, "not a player"),
+        (_hand(actions=["p0 f"]), PhhActionError, "not a player"),
+        (_hand(actions=["p3 f"]), PhhActionError, "no player p3 of 2"),
+        (_hand(actions=["d dh p1 AsK"]), PhhActionError, "not a run of cards"),
+        (_hand(actions=["d dh p1 AsKx"]), PhhActionError, "not a card"),
+        (_hand(actions=["p1 cbr ten"]), PhhActionError, "is not an amount"),
+        (_hand(actions=["p1 cbr nan"]), PhhActionError, "not a finite amount"),
+        ('variant = "NT"\nantes = [0]\nstarting_stacks = [1]\nactions = "p1 f"\nmin_bet = 1\n'
+         'blinds_or_straddles = [0]\n', PhhFieldError, "list of strings"),
+    ],
+)  # fmt: skip
+def test_malformed_input_raises_typed_errors(text: str, error: type[InvalidPhh], needle: str) -> None:
+    with pytest.raises(error) as raised:
+        load_phh(text)
+    assert needle in str(raised.value)
+    assert isinstance(raised.value, InvalidPhh)
+    assert raised.value.reason in ("PHH_SYNTAX", "PHH_FIELD", "PHH_ACTION")
+
+
+def test_action_error_names_index_and_text() -> None:
+    with pytest.raises(PhhActionError) as raised:
+        load_phh(_hand(actions=["p1 f", "p2 zz"]))
+    assert raised.value.index == 1
+    assert raised.value.text == "p2 zz"
+    assert raised.value.fields["index"] == 1
+
+
+def test_phhs_reports_each_bad_hand_and_keeps_the_others() -> None:
+    good = _hand(actions=["p1 f"])
+    bad = _hand(actions=["p9 f"])
+    text = f"[1]\n{good}\n[2]\n{bad}\n[3]\n{good}\n"
+    each = load_phhs_each(text)
+    assert [type(x).__name__ for x in each] == ["HandHistory", "PhhActionError", "HandHistory"]
+    with pytest.raises(PhhActionError):
+        load_phhs(text)
+
+
+def test_phhs_top_level_must_be_tables() -> None:
+    with pytest.raises(PhhSyntaxError, match="not a \\[table\\]"):
+        load_phhs('variant = "NT"\n')
+
+
+def test_unknown_variant_keeps_parsing_with_common_fields() -> None:
+    hh = load_phh('variant = "X9"\nantes = [0, 0]\nstarting_stacks = [5, 5]\nactions = ["p1 f"]\n')
+    assert hh.variant == "X9"
+    assert hh.actions == (Fold(player=0),)
+
+
+def test_stud_variant_needs_bring_in() -> None:
+    with pytest.raises(PhhFieldError, match="bring_in"):
+        load_phh('variant = "F7S"\nantes = [1, 1]\nstarting_stacks = [5, 5]\nactions = []\n')
+
+
+def test_writer_rejects_a_scale_that_is_not_a_power_of_ten() -> None:
+    hh = load_phh(EXAMPLE)
+    with pytest.raises(PhhFieldError, match="power of ten"):
+        dump_phh(HandHistory(**{**_fields(hh), "scale": 3}))
+
+
+def _fields(hh: HandHistory) -> dict[str, object]:
+    return {name: getattr(hh, name) for name in HandHistory.__dataclass_fields__}
