@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 from pathlib import Path
 
@@ -206,7 +207,8 @@ def test_commas_in_cbr_amounts_as_pokerkit_accepts() -> None:
     [
         ("variant = ", PhhSyntaxError, "not a PHH document"),
         ('antes = [0, 0]\nstarting_stacks = [1, 1]\nactions = []\n', PhhFieldError, "'variant'"),
-        ('variant = "NT"\nantes = [0, 0]\nstarting_stacks = [1, 1]\nactions = []\n', PhhFieldError, "required for variant NT"),
+        ('variant = "NT"\nantes = [0, 0]\nstarting_stacks = [1, 1]\nactions = []\n', PhhFieldError,
+         "required for variant NT"),
         (_hand(actions=[], stacks="[inf, 100]"), PhhFieldError, "not a finite amount"),
         (_hand(actions=[], stacks="[true, 100]"), PhhFieldError, "is not a number"),
         (_hand(actions=[], stacks='["100", 100]'), PhhFieldError, "is not a number"),
@@ -271,8 +273,4 @@ def test_stud_variant_needs_bring_in() -> None:
 def test_writer_rejects_a_scale_that_is_not_a_power_of_ten() -> None:
     hh = load_phh(EXAMPLE)
     with pytest.raises(PhhFieldError, match="power of ten"):
-        dump_phh(HandHistory(**{**_fields(hh), "scale": 3}))
-
-
-def _fields(hh: HandHistory) -> dict[str, object]:
-    return {name: getattr(hh, name) for name in HandHistory.__dataclass_fields__}
+        dump_phh(dataclasses.replace(hh, scale=3))
