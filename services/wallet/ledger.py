@@ -153,7 +153,11 @@ def decide(state: LedgerState, command: Command) -> Decision:
             if amount is None:
                 # "Everything": on a retry, what was taken the first time.
                 recorded = state.transfers.get(tid)
-                amount = recorded.amount if recorded is not None else state.balance(seat).available
+                if recorded is None:
+                    _require_idle(state, command.table_id, command.player)
+                    amount = state.balance(seat).available
+                else:
+                    amount = recorded.amount
             check_amount("amount", amount)
             op = Transfer(
                 id=tid,
