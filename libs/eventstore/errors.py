@@ -1,0 +1,103 @@
+"""The event store's typed errors.
+
+Like the engine's tree, each error has a stable ``reason``, a ``kind`` and ``metadata()``, so the
+service shell maps them to a gRPC status without knowing this library (``conflict`` -> ABORTED).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class EventStoreError(Exception):
+    reason: ClassVar[str] = "EVENT_STORE_ERROR"
+    kind: ClassVar[str] = "unavailable"
+
+    def __init__(self, message: str, **fields: object) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fields: dict[str, object] = dict(fields)
+
+    def metadata(self) -> dict[str, str]:
+        return {k: str(v) for k, v in self.fields.items() if v is not None}
+
+
+class ConcurrencyConflict(EventStoreError):
+    """The subject moved past ``expected_sequence``: someone else appended first.
+
+    JetStream answers 10071 ("wrong last sequence: N") on one server and 10164 (no number) on a
+    cluster while another append with the same expectation is in flight; both mean this.
+    The writer re-reads (it may be stale, or fenced by a newer owner) and decides again.
+    """
+
+    reason = "CONCURRENCY_CONFLICT"
+    kind = "conflict"
+
+    def __init__(
+        self,
+        *,
+        subject: str,
+        expected_sequence: int,
+        actual_sequence: int | None,
+        error_code: int | None,
+        msg_id: str,
+    ) -> None:
+        super().__init__(
+            f"append to {subject} expected last sequence {expected_sequence}, found "
+            f"{'unknown' if actual_sequence is None else actual_sequence}",
+            subject=subject,
+            expected_sequence=expected_sequence,
+            actual_sequence=actual_sequence,
+            error_code=error_code,
+            msg_id=msg_id,
+        )
+        self.subject = subject
+        self.expected_sequence = expected_sequence
+        self.actual_sequence = actual_sequence
+        self.error_code = error_code
+        self.msg_id = msg_id
+
+
+class AppendUnresolved(EventStoreError):
+    """Every attempt timed out and reading back could not tell whether the append landed."""
+
+    reason = "APPEND_UNRESOLVED"
+    kind = "unavailable"
+
+    def __init__(self, *, subject: str, msg_id: str, attempts: int) -> None:
+        super().__init__(
+            f"append {msg_id} to {subject} unresolved after {attempts} attempts",
+            subject=subject,
+            msg_id=msg_id,
+            attempts=attempts,
+        )
+        self.subject = subject
+        self.msg_id = msg_id
+        self.attempts = attempts
+
+
+class CorruptMessage(EventStoreError):
+    """A stored message that does not decode as an envelope."""
+
+    reason = "CORRUPT_MESSAGE"
+    kind = "precondition"
+
+    def __init__(self, *, subject: str, sequence: int, problem: str) -> None:
+        super().__init__(
+            f"message {sequence} on {subject}: {problem}", subject=subject, sequence=sequence, problem=problem
+        )
+        self.subject = subject
+        self.sequence = sequence
+        self.problem = problem
+
+
+class StreamSettingsMismatch(EventStoreError):
+    """A stream or bucket exists with settings other than the ones asked for."""
+
+    reason = "STREAM_SETTINGS_MISMATCH"
+    kind = "precondition"
+
+    def __init__(self, *, stream: str, differences: str) -> None:
+        super().__init__(f"stream {stream} exists with other settings: {differences}", stream=stream)
+        self.stream = stream
+        self.differences = differences

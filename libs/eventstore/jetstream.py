@@ -1,0 +1,189 @@
+"""The JetStream event store (nats-py 2.16): one subject per stream (table), one message per
+envelope, optimistic concurrency and de-duplication by headers.
+
+* Append: ``js.publish`` with ``Nats-Expected-Last-Subject-Sequence`` and ``Nats-Msg-Id``; errors
+  10071/10164 are conflicts; a timeout, "no responders" or 503 is an ambiguous ack, resolved by
+  reading the first message on the subject after the expected sequence (``STREAM.MSG.GET`` with
+  ``next_by_subj``, leader-coherent, unlike direct gets) and comparing its message id.
+* Read: an ordered push consumer (the fastest reader from Python, eventsourcing.md §3.3) from a
+  start sequence, stopping at the subject's last sequence taken when the read starts.
+* Snapshots: their own stream (``TABLE_SNAPSHOTS``), subject ``<snapshot_prefix>.<stream_id>``,
+  tagged by headers with the version, last event sequence and engine version.
+"""
+
+from __future__ import annotations
+
+import nats.errors
+from nats.js import JetStreamContext, api
+from nats.js.errors import APIError, NoStreamResponseError, NotFoundError, ServiceUnavailableError
+
+from eventstore import codec
+from eventstore.appending import CONFLICT_CODES, AmbiguousAck, RawConflict, append_resolving
+from eventstore.envelope import AppendResult, Envelope, Snapshot, StoredEnvelope
+from eventstore.errors import CorruptMessage
+
+EXPECTED_HEADER = "Nats-Expected-Last-Subject-Sequence"
+MSG_ID_HEADER = "Nats-Msg-Id"
+_SNAP_VERSION = "Snap-Version"
+_SNAP_LAST_SEQ = "Snap-Last-Event-Seq"
+_SNAP_ENGINE = "Snap-Engine-Version"
+_SNAP_STREAM_ID = "Snap-Stream-Id"
+# Ambiguous outcomes of a publish: the message may or may not be stored.
+_AMBIGUOUS = (TimeoutError, nats.errors.NoRespondersError, NoStreamResponseError, ServiceUnavailableError)
+
+
+def _actual_sequence(description: str | None) -> int | None:
+    # 10071 says "wrong last sequence: N"; 10164 (clustered, in flight) carries no number.
+    if description and ":" in description:
+        tail = description.rsplit(":", 1)[1].strip()
+        if tail.isdigit():
+            return int(tail)
+    return None
+
+
+class JetStreamEventStore:
+    def __init__(
+        self,
+        js: JetStreamContext,
+        *,
+        stream: str,
+        snapshot_stream: str = "TABLE_SNAPSHOTS",
+        snapshot_prefix: str = "poker.snap",
+        publish_timeout: float = 2.0,
+        read_timeout: float = 5.0,
+        attempts: int = 3,
+    ) -> None:
+        self._js = js
+        self._stream = stream
+        self._snapshot_stream = snapshot_stream
+        self._snapshot_prefix = snapshot_prefix
+        self._publish_timeout = publish_timeout
+        self._read_timeout = read_timeout
+        self._attempts = attempts
+
+    async def append(self, subject: str, envelope: Envelope, *, expected_sequence: int) -> AppendResult:
+        data = codec.encode(envelope)
+        headers = {EXPECTED_HEADER: str(expected_sequence), MSG_ID_HEADER: envelope.msg_id}
+        return await append_resolving(
+            publish=lambda: self._publish_once(subject, data, headers),
+            first_after=lambda: self._first_after(subject, expected_sequence),
+            subject=subject,
+            msg_id=envelope.msg_id,
+            expected_sequence=expected_sequence,
+            attempts=self._attempts,
+        )
+
+    async def _publish_once(self, subject: str, data: bytes, headers: dict[str, str]) -> AppendResult:
+        try:
+            ack = await self._publish(subject, data, headers)
+        except APIError as err:
+            if err.err_code in CONFLICT_CODES:
+                raise RawConflict(
+                    actual_sequence=_actual_sequence(err.description), error_code=err.err_code or 0
+                ) from err
+            if isinstance(err, ServiceUnavailableError):
+                raise AmbiguousAck from err
+            raise
+        except _AMBIGUOUS as err:
+            raise AmbiguousAck from err
+        return AppendResult(sequence=ack.seq, duplicate=bool(ack.duplicate))
+
+    async def _publish(self, subject: str, data: bytes, headers: dict[str, str]) -> api.PubAck:
+        """One raw publish (tests override it to simulate a lost ack)."""
+        return await self._js.publish(
+            subject, data, timeout=self._publish_timeout, stream=self._stream, headers=headers
+        )
+
+    async def _first_after(self, subject: str, sequence: int) -> tuple[int, str] | None:
+        try:
+            raw = await self._js.get_msg(self._stream, seq=sequence + 1, subject=subject, next=True)
+        except NotFoundError:
+            return None
+        except _AMBIGUOUS as err:
+            raise AmbiguousAck from err
+        headers = raw.headers or {}
+        return int(raw.seq or 0), str(headers.get(MSG_ID_HEADER, ""))
+
+    def _decode(self, subject: str, sequence: int, data: bytes | None) -> Envelope:
+        try:
+            return codec.decode(data or b"")
+        except Exception as exc:  # protobuf raises DecodeError and ValueError subclasses
+            raise CorruptMessage(subject=subject, sequence=sequence, problem=str(exc)) from exc
+
+    async def last(self, subject: str) -> StoredEnvelope | None:
+        try:
+            raw = await self._js.get_last_msg(self._stream, subject)
+        except NotFoundError:
+            return None
+        sequence = int(raw.seq or 0)
+        return StoredEnvelope(envelope=self._decode(subject, sequence, raw.data), sequence=sequence)
+
+    async def _last_sequence(self, subject: str) -> int:
+        try:
+            raw = await self._js.get_last_msg(self._stream, subject)
+        except NotFoundError:
+            return 0
+        return int(raw.seq or 0)
+
+    async def read(
+        self, subject: str, *, after_sequence: int = 0, from_version: int = 1
+    ) -> list[StoredEnvelope]:
+        stop = await self._last_sequence(subject)
+        if stop <= after_sequence:
+            return []
+        config = api.ConsumerConfig(
+            deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after_sequence + 1
+        )
+        sub = await self._js.subscribe(
+            subject,
+            stream=self._stream,
+            ordered_consumer=True,
+            config=config,
+            pending_msgs_limit=100_000,
+            pending_bytes_limit=256 * 1024 * 1024,
+        )
+        out: list[StoredEnvelope] = []
+        try:
+            while True:
+                msg = await sub.next_msg(timeout=self._read_timeout)
+                sequence = msg.metadata.sequence.stream
+                envelope = self._decode(subject, sequence, msg.data)
+                if envelope.version >= from_version:
+                    out.append(StoredEnvelope(envelope=envelope, sequence=sequence))
+                if sequence >= stop:
+                    break
+        finally:
+            await sub.unsubscribe()
+        return out
+
+    def _snapshot_subject(self, stream_id: str) -> str:
+        return f"{self._snapshot_prefix}.{stream_id}"
+
+    async def save_snapshot(self, snapshot: Snapshot) -> None:
+        headers = {
+            _SNAP_STREAM_ID: snapshot.stream_id,
+            _SNAP_VERSION: str(snapshot.version),
+            _SNAP_LAST_SEQ: str(snapshot.last_sequence),
+            _SNAP_ENGINE: snapshot.engine_version,
+        }
+        await self._js.publish(
+            self._snapshot_subject(snapshot.stream_id),
+            snapshot.state,
+            timeout=self._publish_timeout,
+            stream=self._snapshot_stream,
+            headers=headers,
+        )
+
+    async def load_snapshot(self, stream_id: str) -> Snapshot | None:
+        try:
+            raw = await self._js.get_last_msg(self._snapshot_stream, self._snapshot_subject(stream_id))
+        except NotFoundError:
+            return None
+        headers = raw.headers or {}
+        return Snapshot(
+            stream_id=str(headers.get(_SNAP_STREAM_ID, stream_id)),
+            version=int(headers.get(_SNAP_VERSION, 0)),
+            last_sequence=int(headers.get(_SNAP_LAST_SEQ, 0)),
+            engine_version=str(headers.get(_SNAP_ENGINE, "")),
+            state=raw.data or b"",
+        )
