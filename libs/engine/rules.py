@@ -156,6 +156,11 @@ class Rules:
     # phh ``ante_trimming_status``: antes are live chips of their own round (an ante nobody
     # matches is returned, and antes layer into side pots); otherwise antes are dead money.
     ante_trimming: bool = False
+    # LAR 148: pots split down to the smallest chip in play; what cannot be split in whole
+    # chips goes as odd chips. 1 = the minor unit. Replayed PHH files split in whole file units
+    # (``scale`` minor units) as pokerkit does; a pot that is not a whole number of chip units
+    # splits in minor units (pokerkit divides such decimal pots exactly).
+    chip_unit: int = 1
 
     def __post_init__(self) -> None:
         s = self.stakes
@@ -169,6 +174,8 @@ class Rules:
             raise InvalidRules(field="stakes.straddle", problem="no straddle in limit (LAR 161)")
         if not 2 <= self.seats <= 10:
             raise InvalidRules(field="seats", problem=f"{self.seats} is not in 2..10")
+        if self.chip_unit < 1:
+            raise InvalidRules(field="chip_unit", problem="must be at least 1")
         if not 0 <= self.rake.basis_points <= 750:
             raise InvalidRules(field="rake.basis_points", problem="must be 0..750 (seed 002)")
 

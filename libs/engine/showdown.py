@@ -113,7 +113,13 @@ def _pay(s: HandState, values: dict[int, HandValue]) -> list[HandEvent]:
         else:
             winners = contenders
         winners.sort()  # internal order is clockwise from the first seat left of the button
-        share, odd = divmod(net, len(winners))
+        # Split in whole chips of ``chip_unit``; a pot that is not a whole number of them (a
+        # replayed file's decimal amounts, which pokerkit divides exactly) in minor units.
+        unit = s.rules.chip_unit
+        if net % unit:
+            unit = 1
+        share = net // (len(winners) * unit) * unit
+        odd = net - share * len(winners)
         amounts = [share + (odd if k == 0 else 0) for k in range(len(winners))]
         for i, amount in zip(winners, amounts, strict=True):
             payouts[i] += amount

@@ -1,0 +1,362 @@
+"""Replaying PHH hand histories through the hand engine (profile ``phh``), and writing
+engine-played hands back as PHH.
+
+``replay_history(hh)`` maps a ``engine.phh.HandHistory`` to a ``HandSetup`` under
+``phh_rules`` and applies its actions as commands; it returns the finishing stacks in the file's
+player order and minor units, or raises the engine's ``EngineError``.
+
+Mapping (PHH spec, pokerkit 0.7.7):
+
+- Player order is SB, BB, ..., button: PHH player ``j`` sits at seat ``j`` with the button on
+  the last seat. Heads-up the order is BB, button and the antes and blinds are read reversed
+  (player 0 posts ``blinds_or_straddles[1]``); player 0 sits at seat 1, the button at seat 0.
+- ``blinds_or_straddles``: positive entries are live blinds or straddles; a negative entry is a
+  new player's live post that does not move the first action (pokerkit's reading, which the
+  conformance outcomes follow; Ongame itself charged those as dead money).
+- ``ante_trimming_status`` is ``Rules.ante_trimming``.
+- Cards: the engine deals from a deck, so the deck is built from the file: hole cards in the
+  engine's dealing order, then the board. Unknown cards (``??``) are taken from a card shown
+  later (``sm``) or else filled with unused cards; a player whose cards were never shown mucks
+  at the showdown, so filler cards never decide a pot.
+- Actions: ``f``, ``cc`` (check or call), ``cbr`` (raise to) become ``Act`` commands; dealing
+  lines are checked against the engine's own deal; at the showdown each player in the
+  engine's order shows if the file ever showed their cards, and mucks otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from engine import hand as engine_hand
+from engine import phh
+from engine.cards import SHORT_DECK, STANDARD_DECK, Card
+from engine.errors import EngineError
+from engine.hand import HandState, decide, fold, start
+from engine.hand_events import (
+    Act,
+    ActionKind,
+    BetPlaced,
+    BoardDealt,
+    Called,
+    CardsMucked,
+    CardsShown,
+    Checked,
+    Folded,
+    ForcedBetPosted,
+    HandEnded,
+    HandEvent,
+    HandStarted,
+    HoleCardsDealt,
+    Muck,
+    Show,
+)
+from engine.hand_setup import HandSetup, Post, PostKind, SeatSetup
+from engine.phh import (
+    Action as PhhAction,
+)
+from engine.phh import (
+    CheckCall,
+    CompleteBetRaise,
+    DealBoard,
+    DealHole,
+    Fold,
+    HandHistory,
+    NoOperation,
+    ShowMuck,
+)
+from engine.rules import Game, Rules, Stakes, Structure, phh_rules
+
+_VARIANTS: dict[str, tuple[Game, Structure]] = {
+    "NT": (Game.HOLDEM, Structure.NO_LIMIT),
+    "FT": (Game.HOLDEM, Structure.FIXED_LIMIT),
+    "PO": (Game.OMAHA, Structure.POT_LIMIT),
+    "NS": (Game.SIX_PLUS, Structure.NO_LIMIT),
+}
+
+
+class UnsupportedPhh(EngineError):
+    """A hand history the engine cannot replay (a variant or action outside its games)."""
+
+    reason = "UNSUPPORTED_PHH"
+
+    def __init__(self, *, problem: str) -> None:
+        super().__init__(f"cannot replay this hand history: {problem}", problem=problem)
+        self.problem = problem
+
+
+class HistoryMismatch(EngineError):
+    """The file disagrees with the engine: a dealt card, a player out of turn, an early end."""
+
+    reason = "PHH_MISMATCH"
+
+    def __init__(self, *, index: int, problem: str) -> None:
+        super().__init__(f"action {index}: {problem}", index=index, problem=problem)
+        self.index = index
+        self.problem = problem
+
+
+def rules_for(hh: HandHistory) -> Rules:
+    try:
+        game, structure = _VARIANTS[hh.variant]
+    except KeyError:
+        raise UnsupportedPhh(problem=f"variant {hh.variant!r} (NT, FT, PO, NS are played)") from None
+    blinds = [abs(b) for b in hh.blinds_or_straddles or ()]
+    positive = sorted(b for b in hh.blinds_or_straddles or () if b > 0)
+    big = positive[-1] if positive else max(blinds, default=0)
+    small = positive[-2] if len(positive) > 1 else 0
+    if structure is Structure.FIXED_LIMIT:
+        if not hh.small_bet or not hh.big_bet:
+            raise UnsupportedPhh(problem="fixed limit needs small_bet and big_bet")
+        stakes = Stakes(small_blind=small, big_blind=big, small_bet=hh.small_bet, big_bet=hh.big_bet)
+    else:
+        stakes = Stakes(small_blind=small, big_blind=big, small_bet=hh.min_bet or big)
+    n = len(hh.starting_stacks)
+    rules = phh_rules(game, structure, stakes, seats=min(max(n, 2), 10))
+    return replace(rules, ante_trimming=bool(hh.ante_trimming_status), chip_unit=hh.scale)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Plan:
+    setup: HandSetup
+    seat_of: tuple[int, ...]  # PHH player index -> seat
+    shows: frozenset[int]  # players whose cards the file shows
+
+
+def plan(hh: HandHistory, hand_id: str = "phh") -> _Plan:
+    """The hand setup of a history, and which players show their cards."""
+    rules = rules_for(hh)
+    n = len(hh.starting_stacks)
+    if n < 2:
+        raise UnsupportedPhh(problem=f"{n} player(s)")
+    heads_up = n == 2
+    seat_of = (1, 0) if heads_up else tuple(range(n))
+    button = 0 if heads_up else n - 1
+    names = hh.players or tuple(f"p{j + 1}" for j in range(n))
+    seats = tuple(
+        SeatSetup(
+            seat=seat_of[j],
+            player=(hh.players[j] if hh.players else f"p{j + 1}"),
+            stack=hh.starting_stacks[j],
+        )
+        for j in range(n)
+    )
+    antes = hh.antes or (0,) * n
+    blinds = hh.blinds_or_straddles or (0,) * n
+    posts: list[Post] = []
+    for j in range(n):
+        ante = antes[1 - j] if heads_up else antes[j]
+        if ante:
+            posts.append(Post(seat=seat_of[j], kind=PostKind.ANTE, amount=ante))
+    top = max(blinds, default=0)
+    for j in range(n):
+        b = blinds[1 - j] if heads_up else blinds[j]
+        if b > 0:
+            kind = PostKind.BIG_BLIND if b == top else PostKind.SMALL_BLIND
+            posts.append(Post(seat=seat_of[j], kind=kind, amount=b))
+        elif b < 0:
+            posts.append(Post(seat=seat_of[j], kind=PostKind.LIVE_BIG_BLIND, amount=-b))
+    # Cards: known hole cards (dealt or shown later), then the board.
+    k = rules.hole_cards
+    hole: list[list[Card | None]] = [[None] * k for _ in range(n)]
+    board: list[Card] = []
+    shows: set[int] = set()
+    for action in hh.actions:
+        match action:
+            case DealHole(player=p, cards=cards):
+                _merge(hole, p, cards, k)
+            case DealBoard(cards=cards):
+                for c in cards:
+                    if c is None:
+                        raise UnsupportedPhh(problem="an unknown board card")
+                    board.append(c)
+            case ShowMuck(player=p, cards=cards):
+                if cards and any(c is not None for c in cards):
+                    _merge(hole, p, cards, k)
+                    shows.add(p)
+            case _:
+                pass
+    full = SHORT_DECK if rules.game is Game.SIX_PLUS else STANDARD_DECK
+    used = {c for h in hole for c in h if c is not None} | set(board)
+    spare = iter([c for c in full if c not in used])
+    for h in hole:
+        for r in range(k):
+            if h[r] is None:
+                h[r] = next(spare)
+    order = list(range(n)) if n > 2 else [1, 0]  # internal index == PHH player index
+    deck: list[Card] = []
+    for r in range(k):
+        for j in order:
+            c = hole[j][r]
+            assert c is not None
+            deck.append(c)
+    deck.extend(board)
+    deck.extend(spare)
+    setup = HandSetup(
+        hand_id=hand_id, rules=rules, seats=seats, button=button, posts=tuple(posts), deck=tuple(deck)
+    )
+    return _Plan(setup=setup, seat_of=seat_of, shows=frozenset(shows))
+
+
+def _merge(hole: list[list[Card | None]], p: int, cards: Sequence[Card | None], k: int) -> None:
+    if p >= len(hole) or len(cards) > k:
+        raise UnsupportedPhh(problem=f"player p{p + 1} holds {len(cards)} cards")
+    for r, c in enumerate(cards):
+        if c is not None:
+            hole[p][r] = c
+
+
+def replay_history(hh: HandHistory, *, repair: bool = True) -> tuple[int, ...]:
+    """Finishing stacks, in the file's player order and minor units (see ``replay_events``)."""
+    state, _ = replay_events(hh, repair=repair)
+    if not engine_hand.is_over(state):
+        raise HistoryMismatch(index=len(hh.actions), problem="the actions end before the hand does")
+    stacks = engine_hand.final_stacks(state)
+    p = plan(hh)
+    return tuple(stacks[seat] for seat in p.seat_of)
+
+
+def replay_events(
+    hh: HandHistory, hand_id: str = "phh", *, repair: bool = True
+) -> tuple[HandState, list[HandEvent]]:
+    """The engine's state and events after every action of ``hh``.
+
+    ``repair``: as pokerkit's replay does, a player the file skips (it names a later player
+    while an earlier one is to act) checks if that is free and folds otherwise. Without it the
+    skip is an error (``NotYourTurn``).
+    """
+    p = plan(hh, hand_id)
+    events = start(p.setup)
+    state = fold(events)
+    seat_of = p.seat_of
+    for index, action in enumerate(hh.actions):
+        if state.phase == engine_hand.SHOWDOWN:
+            _showdown(state, events, p.shows, seat_of)
+        if repair and isinstance(action, Fold | CheckCall | CompleteBetRaise):
+            _repair(state, events, seat_of[action.player])
+        match action:
+            case Fold(player=j):
+                _apply(state, events, Act(seat=seat_of[j], action=ActionKind.FOLD))
+            case CheckCall(player=j):
+                seat = seat_of[j]
+                i = state.index_of[seat]
+                kind = ActionKind.CALL if state.highest > state.bet[i] else ActionKind.CHECK
+                _apply(state, events, Act(seat=seat, action=kind))
+            case CompleteBetRaise(player=j, amount=amount):
+                _apply(state, events, Act(seat=seat_of[j], action=ActionKind.BET_OR_RAISE, amount=amount))
+            case DealHole() | DealBoard() | ShowMuck() | NoOperation():
+                pass  # cards come from the deck built from the file; shows are settled below
+            case _:
+                raise UnsupportedPhh(problem=f"action {index} ({type(action).__name__})")
+    if state.phase == engine_hand.SHOWDOWN:
+        _showdown(state, events, p.shows, seat_of)
+    return state, events
+
+
+def _repair(state: HandState, events: list[HandEvent], seat: int) -> None:
+    while state.phase == engine_hand.BETTING and state.queue and state.seats[state.queue[0]] != seat:
+        skipped = state.seats[state.queue[0]]
+        i = state.queue[0]
+        if seat not in [state.seats[j] for j in state.queue]:
+            return  # not a skip: let the engine report the action out of turn
+        free = state.highest <= state.bet[i]
+        _apply(state, events, Act(seat=skipped, action=ActionKind.CHECK if free else ActionKind.FOLD))
+
+
+def _apply(state: HandState, events: list[HandEvent], command: Act | Show | Muck) -> None:
+    for e in decide(state, command):
+        engine_hand.evolve(state, e)
+        events.append(e)
+
+
+def _showdown(
+    state: HandState, events: list[HandEvent], shows: frozenset[int], seat_of: Sequence[int]
+) -> None:
+    player_of = {seat: j for j, seat in enumerate(seat_of)}
+    while state.phase == engine_hand.SHOWDOWN:
+        seat = engine_hand.to_act(state)
+        assert seat is not None
+        i = state.index_of[seat]
+        live = [j for j in range(state.n) if not state.folded[j] and not state.mucked[j]]
+        if player_of[seat] in shows or live == [i]:
+            _apply(state, events, Show(seat=seat))
+        else:
+            _apply(state, events, Muck(seat=seat))
+
+
+# -- writing engine hands as PHH ----------------------------------------------------------------
+
+
+def history_from_events(events: Sequence[HandEvent]) -> HandHistory:
+    """A PHH hand history of an engine hand played under the phh profile (NT, FT, PO, NS).
+
+    Players are written in PHH order (SB ... button; heads-up BB, button), every hole card is
+    known, and the showdown is written as ``sm`` lines in the engine's showdown order.
+    """
+    first = events[0]
+    if not isinstance(first, HandStarted):
+        raise UnsupportedPhh(problem="events must start with HandStarted")
+    state = fold([first])
+    rules = first.rules
+    variant = next((code for code, gs in _VARIANTS.items() if gs == (rules.game, rules.structure)), None)
+    if variant is None:
+        raise UnsupportedPhh(problem=f"no PHH variant for {rules.game} {rules.structure}")
+    n = state.n
+    heads_up = n == 2
+    # PHH player j is internal index j (clockwise from the first seat left of the button).
+    seat_to_player = {seat: j for j, seat in enumerate(state.seats)}
+    antes = [0] * n
+    blinds = [0] * n
+    actions: list[PhhAction] = []
+    hole: dict[int, tuple[Card, ...]] = {}
+    finishing: dict[int, int] = {}
+    for e in events[1:]:
+        match e:
+            case ForcedBetPosted(seat=seat, kind=kind, amount=amount):
+                j = seat_to_player[seat]
+                if kind is PostKind.ANTE:
+                    antes[j] += amount
+                elif kind is PostKind.LIVE_BIG_BLIND:
+                    blinds[j] -= amount
+                elif kind is PostKind.DEAD_SMALL_BLIND:
+                    raise UnsupportedPhh(problem="dead blinds have no PHH form")
+                else:
+                    blinds[j] += amount
+            case HoleCardsDealt(seat=seat, cards=cards):
+                hole[seat_to_player[seat]] = cards
+            case Folded(seat=seat):
+                actions.append(phh.Fold(player=seat_to_player[seat]))
+            case Checked(seat=seat) | Called(seat=seat):
+                actions.append(phh.CheckCall(player=seat_to_player[seat]))
+            case BetPlaced(seat=seat, to=to):
+                actions.append(phh.CompleteBetRaise(player=seat_to_player[seat], amount=to))
+            case BoardDealt(cards=cards):
+                actions.append(phh.DealBoard(cards=cards))
+            case CardsShown(seat=seat, cards=cards):
+                actions.append(phh.ShowMuck(player=seat_to_player[seat], cards=cards))
+            case CardsMucked(seat=seat):
+                actions.append(phh.ShowMuck(player=seat_to_player[seat], cards=None))
+            case HandEnded(stacks=stacks):
+                finishing = {seat_to_player[s.seat]: s.amount for s in stacks}
+            case _:
+                pass
+    if heads_up:  # PHH reverses antes and blinds heads-up
+        antes.reverse()
+        blinds.reverse()
+    deals = [phh.DealHole(player=j, cards=hole[j]) for j in range(n)]
+    stakes = rules.stakes
+    fixed = rules.structure is Structure.FIXED_LIMIT
+    return HandHistory(
+        variant=variant,
+        antes=tuple(antes),
+        blinds_or_straddles=tuple(blinds),
+        small_bet=stakes.small_bet if fixed else None,
+        big_bet=stakes.big_bet if fixed else None,
+        min_bet=None if fixed else stakes.small_bet,
+        starting_stacks=state.start_stacks,
+        actions=tuple(deals + actions),
+        players=state.players,
+        finishing_stacks=tuple(finishing[j] for j in range(n)) if finishing else None,
+        ante_trimming_status=rules.ante_trimming,
+        hand=first.hand_id,
+    )
