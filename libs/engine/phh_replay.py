@@ -136,7 +136,7 @@ def plan(hh: HandHistory, hand_id: str = "phh") -> _Plan:
     seats = tuple(
         SeatSetup(
             seat=seat_of[j],
-            player=(hh.players[j] if hh.players else f"p{j + 1}"),
+            player=names[j],
             stack=hh.starting_stacks[j],
         )
         for j in range(n)
