@@ -1,0 +1,122 @@
+"""JetStream-only behaviour: stream settings as created, and partition leases on a real KV bucket."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import AsyncIterator
+
+import nats
+import pytest
+from nats.aio.client import Client
+from nats.js import api
+from nats.js.errors import APIError
+
+from eventstore.errors import StreamSettingsMismatch
+from eventstore.lease import LeaseHeld, LeaseKeeper
+from eventstore.streams import (
+    LEASES,
+    TABLE_EVENTS,
+    TABLE_SNAPSHOTS,
+    BucketSettings,
+    ensure_bucket,
+    ensure_stream,
+)
+from eventstore.subjects import partition_lease_key
+
+
+@pytest.fixture
+async def nc(nats_url: str) -> AsyncIterator[Client]:
+    client = await nats.connect(nats_url)
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+async def test_event_stream_is_created_with_explicit_settings(nc: Client) -> None:
+    js = nc.jetstream()
+    info = await ensure_stream(js, TABLE_EVENTS)
+    config = info.config
+    assert config.storage == api.StorageType.FILE
+    assert (config.num_replicas, config.duplicate_window) == (1, 120.0)
+    assert (config.deny_delete, config.deny_purge, config.allow_direct) == (True, True, True)
+    assert config.max_msg_size == TABLE_EVENTS.max_msg_size
+    assert config.subjects == ["poker.table.>"]
+    again = await ensure_stream(js, TABLE_EVENTS)  # idempotent
+    assert again.config.name == "TABLE_EVENTS"
+    await ensure_stream(js, TABLE_SNAPSHOTS)
+
+
+async def test_the_log_cannot_be_deleted_or_purged(nc: Client) -> None:
+    js = nc.jetstream()
+    await ensure_stream(js, TABLE_EVENTS)
+    ack = await js.publish("poker.table.1.t1", b"fact", stream="TABLE_EVENTS")
+    with pytest.raises(APIError):
+        await js.delete_msg("TABLE_EVENTS", ack.seq)
+    with pytest.raises(APIError):
+        await js.purge_stream("TABLE_EVENTS")
+    assert (await js.get_last_msg("TABLE_EVENTS", "poker.table.1.t1")).data == b"fact"
+
+
+async def test_existing_stream_with_other_settings_is_refused(nc: Client) -> None:
+    js = nc.jetstream()
+    await js.add_stream(name="TABLE_EVENTS", subjects=["poker.table.>"], duplicate_window=5)
+    with pytest.raises(StreamSettingsMismatch) as caught:
+        await ensure_stream(js, TABLE_EVENTS)
+    assert "duplicate_window" in caught.value.differences
+    assert "deny_delete" in caught.value.differences
+
+
+async def test_lease_epochs_grow_and_only_one_holder(nc: Client) -> None:
+    kv = await ensure_bucket(nc.jetstream(), dataclasses.replace(LEASES, ttl=30.0))
+    key = partition_lease_key(7)
+    a = LeaseKeeper(kv, key, owner="node-a", ttl=30.0)
+    b = LeaseKeeper(kv, key, owner="node-b", ttl=30.0)
+    epoch_a = await a.acquire()
+    assert a.held
+    with pytest.raises(LeaseHeld) as caught:
+        await b.acquire()
+    assert caught.value.holder == "node-a"
+    renewed = await a.renew()
+    assert renewed > epoch_a
+    assert a.epoch == epoch_a  # the epoch is the acquisition revision
+    await a.release()
+    assert a.lost.is_set()  # released: no longer held
+    epoch_b = await b.acquire()  # handed over at once after a release
+    assert epoch_b > renewed
+    await b.release()
+
+
+async def test_lease_expires_after_ttl_and_the_next_owner_has_a_higher_epoch(nc: Client) -> None:
+    kv = await ensure_bucket(nc.jetstream(), BucketSettings(bucket="short-leases", ttl=1.0))
+    a = LeaseKeeper(kv, "part.1", owner="node-a", ttl=1.0)
+    b = LeaseKeeper(kv, "part.1", owner="node-b", ttl=1.0)
+    epoch_a = await a.acquire()  # a never renews (a paused process)
+    epoch_b = 0
+    for _ in range(100):
+        try:
+            epoch_b = await b.acquire()
+            break
+        except LeaseHeld:
+            await asyncio.sleep(0.1)
+    assert epoch_b > epoch_a
+    # The stale owner's renewal is a definite conflict.
+    a.start()
+    await asyncio.wait_for(a.lost.wait(), timeout=10)
+    assert a.lost_reason == "conflict"
+    await a.release()
+    await b.release()
+
+
+async def test_keeper_renews_in_the_background(nc: Client) -> None:
+    kv = await ensure_bucket(nc.jetstream(), BucketSettings(bucket="renewed", ttl=1.0))
+    a = LeaseKeeper(kv, "part.2", owner="node-a", ttl=1.0)
+    b = LeaseKeeper(kv, "part.2", owner="node-b", ttl=1.0)
+    await a.acquire()
+    a.start()
+    await asyncio.sleep(2.0)  # two TTLs: without renewals the key would have expired
+    assert a.held
+    with pytest.raises(LeaseHeld):
+        await b.acquire()
+    await a.release()
