@@ -1,0 +1,143 @@
+"""The rng use cases: shuffle, reveal a seed, verify a record.
+
+Shuffle, in this order (the order is the guarantee):
+
+1. validate the ids and deck size (nothing drawn yet);
+2. if the hand already has a shuffle, answer from it (idempotent retry, same seed);
+3. draw the seed from the OS CSPRNG (``EntropyUnavailable`` stops here: no deck, ever);
+4. compute the commitment and seal the seed;
+5. store the record (commitment + sealed seed) create-if-absent;
+6. only then derive the deck from the stored record's seed and return it, commitment first.
+
+So no card exists anywhere before its commitment is stored; if storing fails, no deck is
+returned. The plaintext seed lives only in local variables of one call and is never logged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.cards import Card
+from services.rng.entropy import SeedSource
+from services.rng.errors import HandIdReused, HandNotEnded, InvalidTableId, ShuffleNotFound
+from services.rng.handlog import HandLog
+from services.rng.sealing import SeedSealer, associated_data
+from services.rng.store import ShuffleStore, StoredShuffle
+from shell.logs import get_logger
+from shuffle import (
+    CURRENT_VERSION,
+    ShuffleRecord,
+    Verification,
+    canonical_deck,
+    commitment,
+    derive_deck,
+    verify_record,
+)
+from shuffle.derivation import hand_id_bytes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Shuffled:
+    commitment: str
+    version: str
+    table_id: str
+    hand_id: str
+    deck_size: int
+    deck: tuple[Card, ...] = field(repr=False)  # for the dealer only: keep it out of logs
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Revealed:
+    table_id: str
+    record: ShuffleRecord  # with its seed (excluded from the record's repr)
+
+
+class RngApp:
+    def __init__(
+        self, *, store: ShuffleStore, hand_log: HandLog, sealer: SeedSealer, seed_source: SeedSource
+    ):
+        self._store = store
+        self._hand_log = hand_log
+        self._sealer = sealer
+        self._seed_source = seed_source
+        self._log = get_logger()
+
+    def _aad(self, record: StoredShuffle) -> bytes:
+        return associated_data(
+            version=record.version,
+            table_id=record.table_id,
+            hand_id=record.hand_id,
+            commitment=record.commitment,
+        )
+
+    def _open(self, record: StoredShuffle) -> bytes:
+        return self._sealer.open(record.sealed_seed, self._aad(record), hand_id=record.hand_id)
+
+    async def shuffle(self, *, table_id: str, hand_id: str, deck_size: int) -> Shuffled:
+        if not table_id:
+            raise InvalidTableId
+        hand_id_bytes(hand_id)
+        canonical_deck(deck_size)
+        stored = await self._store.get(hand_id)
+        if stored is None:
+            seed = self._seed_source()
+            version = CURRENT_VERSION
+            fresh = StoredShuffle(
+                version=version,
+                table_id=table_id,
+                hand_id=hand_id,
+                deck_size=deck_size,
+                commitment=commitment(seed, hand_id, version),
+                sealed_seed=b"",
+                key_id=self._sealer.key_id,
+            )
+            sealed = self._sealer.seal(seed, self._aad(fresh))
+            del seed
+            stored = await self._store.create(
+                StoredShuffle(
+                    version=fresh.version,
+                    table_id=fresh.table_id,
+                    hand_id=fresh.hand_id,
+                    deck_size=fresh.deck_size,
+                    commitment=fresh.commitment,
+                    sealed_seed=sealed,
+                    key_id=fresh.key_id,
+                )
+            )
+            self._log.info("shuffle.committed", commitment=stored.commitment, version=stored.version)
+        if stored.table_id != table_id or stored.deck_size != deck_size:
+            raise HandIdReused(hand_id=hand_id)
+        # Derive from the STORED seed: whoever won a race, every caller gets the same deck.
+        deck = derive_deck(self._open(stored), hand_id, stored.deck_size, stored.version)
+        return Shuffled(
+            commitment=stored.commitment,
+            version=stored.version,
+            table_id=stored.table_id,
+            hand_id=stored.hand_id,
+            deck_size=stored.deck_size,
+            deck=deck,
+        )
+
+    async def reveal(self, *, hand_id: str) -> Revealed:
+        hand_id_bytes(hand_id)
+        stored = await self._store.get(hand_id)
+        if stored is None:
+            raise ShuffleNotFound(hand_id=hand_id)
+        if not await self._hand_log.hand_ended(stored.table_id, hand_id):
+            raise HandNotEnded(table_id=stored.table_id, hand_id=hand_id)
+        seed = self._open(stored)
+        self._log.info("seed.revealed", commitment=stored.commitment)
+        return Revealed(
+            table_id=stored.table_id,
+            record=ShuffleRecord(
+                version=stored.version,
+                hand_id=stored.hand_id,
+                deck_size=stored.deck_size,
+                commitment=stored.commitment,
+                seed=seed,
+            ),
+        )
+
+    @staticmethod
+    def verify(record: ShuffleRecord) -> Verification:
+        return verify_record(record)
