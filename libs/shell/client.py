@@ -1,18 +1,22 @@
 """Client side: channels, and decoding a rich error back into reason and metadata.
 
-``rich_error(err)`` reads the ``grpc-status-details-bin`` trailer of a failed call and returns
-its ``ErrorInfo`` as a ``RichError`` (code, message, reason, domain, metadata); tests assert on
-``reason`` and ``metadata`` and ``pokerctl`` prints them.
+``health_status(target)`` and ``reflected_services(target)`` ask a running server (tests,
+``pokerctl up``). ``rich_error(err)`` reads the ``grpc-status-details-bin`` trailer of a failed
+call and returns its ``ErrorInfo`` as a ``RichError`` (code, message, reason, domain,
+metadata); tests assert on ``reason`` and ``metadata`` and ``pokerctl`` prints them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 from google.rpc.error_details_pb2 import ErrorInfo
 from grpc import aio
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
 
 
@@ -50,3 +54,25 @@ def channel(target: str) -> aio.Channel:
     return aio.insecure_channel(
         target, options=[("grpc.max_receive_message_length", 1024 * 1024), ("grpc.enable_retries", 1)]
     )
+
+
+async def health_status(target: str, service: str = "", *, deadline: float = 2.0) -> str:
+    """The health status name (``SERVING``, ``NOT_SERVING``, ...) of ``service`` at ``target``.
+
+    Raises ``grpc.RpcError`` if the server does not answer (e.g. UNAVAILABLE while starting).
+    """
+    async with channel(target) as chan:
+        stub: Any = health_pb2_grpc.HealthStub(chan)
+        reply = await stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=deadline)
+        return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
+
+
+async def reflected_services(target: str, *, deadline: float = 2.0) -> set[str]:
+    """The service names the server lists through reflection (v1alpha)."""
+    async with channel(target) as chan:
+        stub: Any = reflection_pb2_grpc.ServerReflectionStub(chan)  # type: ignore[arg-type]
+        request = reflection_pb2.ServerReflectionRequest(list_services="")
+        names: set[str] = set()
+        async for reply in stub.ServerReflectionInfo(iter([request]), timeout=deadline):
+            names |= {s.name for s in reply.list_services_response.service}
+        return names

@@ -16,6 +16,7 @@ nor the event store:
   -> NOT_FOUND, ``conflict`` -> ABORTED (stale expected version / lost optimistic-concurrency
   race: re-read and decide again), ``permission`` -> PERMISSION_DENIED, ``unavailable`` ->
   UNAVAILABLE.
+* ``NotImplementedError`` (what generated servicer base classes raise): UNIMPLEMENTED.
 * Anything else: INTERNAL with reason ``INTERNAL`` and no detail leaked (the interceptor logs the
   traceback).
 """
@@ -110,6 +111,11 @@ class Unavailable(ServiceError):
     reason = "UNAVAILABLE"
 
 
+class _Unimplemented(ServiceError):
+    code = grpc.StatusCode.UNIMPLEMENTED
+    reason = "NOT_IMPLEMENTED"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MappedError:
     """The outcome of the mapping: what ``context.abort`` needs, plus the rich status."""
@@ -142,6 +148,9 @@ def _known(exc: BaseException) -> tuple[grpc.StatusCode, str, dict[str, str]] | 
 
 def to_status(exc: BaseException, *, domain: str) -> MappedError:
     """Map an exception to a status code and a ``google.rpc.Status`` with one ``ErrorInfo``."""
+    if isinstance(exc, NotImplementedError):
+        # The generated servicer base classes raise it for RPCs a service does not implement yet.
+        exc = _Unimplemented(str(exc) or "method not implemented")
     known = _known(exc)
     if known is None:
         code, reason, message = grpc.StatusCode.INTERNAL, "INTERNAL", "internal error"

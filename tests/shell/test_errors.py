@@ -103,3 +103,9 @@ def test_lower_camel() -> None:
     assert lower_camel("seat_to_act") == "seatToAct"
     assert lower_camel("seatToAct") == "seatToAct"
     assert lower_camel("amount") == "amount"
+
+
+def test_not_implemented_is_unimplemented() -> None:
+    code, info, _ = info_of(NotImplementedError("Method not implemented!"))
+    assert code == grpc.StatusCode.UNIMPLEMENTED
+    assert info.reason == "NOT_IMPLEMENTED"

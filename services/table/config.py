@@ -1,0 +1,41 @@
+"""The table service's settings, read once from the environment.
+
+Besides the shell's ``POKER_*`` settings (``shell.config``):
+
+* ``POKER_TABLE_STREAM`` (default ``TABLE_EVENTS``): the table event log stream;
+* ``POKER_TABLE_PARTITIONS`` (default 256): partitions of table subjects (fixed forever);
+* ``POKER_TABLE_REPLICAS`` (default 1; 3 in a cluster): replicas of the streams and buckets it
+  creates;
+* ``POKER_TABLE_LEASE_TTL`` (default 10 s): partition lease TTL.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from eventstore.subjects import PARTITIONS
+from shell.config import ShellConfig, env_float, env_int, env_str
+
+SERVICE = "table"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableConfig:
+    shell: ShellConfig
+    stream: str
+    partitions: int
+    replicas: int
+    lease_ttl: float
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> TableConfig:
+        env = os.environ if environ is None else environ
+        return cls(
+            shell=ShellConfig.from_env(SERVICE, env),
+            stream=env_str(env, "POKER_TABLE_STREAM", "TABLE_EVENTS"),
+            partitions=env_int(env, "POKER_TABLE_PARTITIONS", PARTITIONS, minimum=1),
+            replicas=env_int(env, "POKER_TABLE_REPLICAS", 1, minimum=1),
+            lease_ttl=env_float(env, "POKER_TABLE_LEASE_TTL", 10.0, minimum=1.0),
+        )
