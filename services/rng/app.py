@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.cards import Card
+from eventstore.subjects import table_subject
 from services.rng.entropy import SeedSource
 from services.rng.errors import HandIdReused, HandNotEnded, InvalidTableId, ShuffleNotFound
 from services.rng.handlog import HandLog
@@ -74,8 +75,10 @@ class RngApp:
         return self._sealer.open(record.sealed_seed, self._aad(record), hand_id=record.hand_id)
 
     async def shuffle(self, *, table_id: str, hand_id: str, deck_size: int) -> Shuffled:
-        if not table_id:
-            raise InvalidTableId
+        try:
+            table_subject(table_id)  # the reveal reads the table's subject: it must name one
+        except ValueError:
+            raise InvalidTableId from None
         hand_id_bytes(hand_id)
         canonical_deck(deck_size)
         stored = await self._store.get(hand_id)

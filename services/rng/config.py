@@ -7,8 +7,8 @@ Besides the shell's ``POKER_*`` settings:
   be revealed after a restart (a warning is logged).
 * ``POKER_RNG_SEED_KEY_ID`` (default ``local-1``): stored with every sealed seed, for rotation.
 * ``POKER_RNG_BUCKET`` (default ``RNG_SHUFFLES``): the JetStream KV bucket of shuffle records.
-* ``POKER_TABLE_STREAM`` (default ``TABLE_EVENTS``) and ``POKER_TABLE_PARTITIONS`` (default 256):
-  where the table event log lives, to check that a hand has ended before revealing its seed.
+* ``POKER_TABLE_STREAM`` (default ``TABLE_EVENTS``): where the table event log lives, to check
+  that a hand has ended before revealing its seed (subjects from ``eventstore.subjects``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from shell.config import ConfigError, ShellConfig, env_int, env_str
+from shell.config import ConfigError, ShellConfig, env_str
 
 SERVICE = "rng"
 
@@ -30,7 +30,6 @@ class RngConfig:
     ephemeral_key: bool
     bucket: str
     table_stream: str
-    table_partitions: int
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> RngConfig:
@@ -57,5 +56,4 @@ class RngConfig:
             ephemeral_key=ephemeral,
             bucket=env_str(env, "POKER_RNG_BUCKET", "RNG_SHUFFLES"),
             table_stream=env_str(env, "POKER_TABLE_STREAM", "TABLE_EVENTS"),
-            table_partitions=env_int(env, "POKER_TABLE_PARTITIONS", 256, minimum=1),
         )

@@ -32,7 +32,7 @@ class InvalidTableId(InvalidArgument):
     reason = "INVALID_TABLE_ID"
 
     def __init__(self) -> None:
-        super().__init__("table_id is required")
+        super().__init__("table_id must be a non-empty NATS subject token (no . * > or spaces)")
 
 
 class HandIdReused(AlreadyExists):

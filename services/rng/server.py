@@ -8,13 +8,14 @@ from dataclasses import dataclass
 import nats
 from nats.aio.client import Client as Nats
 
+from eventstore.jetstream import JetStreamEventStore
 from poker.rng.v1 import rng_service_pb2 as pb
 from poker.rng.v1 import rng_service_pb2_grpc as pb_grpc
 from services.rng.app import RngApp
 from services.rng.config import RngConfig
 from services.rng.entropy import os_seed
 from services.rng.handlers import RngServicer
-from services.rng.handlog import JetStreamHandLog
+from services.rng.handlog import EventLogHandLog
 from services.rng.sealing import SeedSealer
 from services.rng.store import JetStreamShuffleStore
 from shell.logs import configure_logging, get_logger
@@ -47,7 +48,7 @@ async def start(config: RngConfig) -> RngServer:
     js = nc.jetstream()
     app = RngApp(
         store=await JetStreamShuffleStore.open(js, config.bucket),
-        hand_log=JetStreamHandLog(js, stream=config.table_stream, partitions=config.table_partitions),
+        hand_log=EventLogHandLog(JetStreamEventStore(js, stream=config.table_stream)),
         sealer=SeedSealer(config.seed_key, config.seed_key_id),
         seed_source=os_seed,
     )

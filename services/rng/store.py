@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from nats.js import JetStreamContext
-from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
+
+from eventstore.streams import BucketSettings, ensure_bucket
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,11 +94,8 @@ class JetStreamShuffleStore:
 
     @classmethod
     async def open(cls, js: JetStreamContext, bucket: str, *, replicas: int = 1) -> JetStreamShuffleStore:
-        try:
-            kv = await js.key_value(bucket)
-        except BucketNotFoundError:
-            kv = await js.create_key_value(bucket=bucket, history=1, replicas=replicas)
-        return cls(kv)
+        # File storage, history 1, no TTL: a seed must outlive every dispute window.
+        return cls(await ensure_bucket(js, BucketSettings(bucket=bucket, replicas=replicas)))
 
     async def create(self, record: StoredShuffle) -> StoredShuffle:
         try:
