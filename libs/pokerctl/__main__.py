@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-COMMANDS: tuple[str, ...] = ("phh",)
+COMMANDS: tuple[str, ...] = ("phh", "up")
 
 
 def build_parser() -> argparse.ArgumentParser:

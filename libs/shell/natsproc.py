@@ -110,7 +110,13 @@ class NatsServer:
             "--log", str(self.log_file),
         ]  # fmt: skip
         self._process = subprocess.Popen(  # noqa: S603 - fixed binary, arguments we built
-            args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            # Own session: a terminal's Ctrl-C reaches only the supervisor (pokerctl up), which
+            # stops the services first and the server last.
+            start_new_session=True,
         )
         try:
             self._wait_ready(ports_dir, timeout)

@@ -1,0 +1,68 @@
+"""Smoke test of ``pokerctl up``: a real nats-server and every existing service as processes;
+all answer SERVING and list their API through reflection; SIGTERM stops everything cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import sys
+from pathlib import Path
+
+from pokerctl.local import existing_services
+from shell.client import health_status, reflected_services
+
+LINE = re.compile(r"^(?P<name>\w+)\s+(?P<address>127\.0\.0\.1:\d+)\s+SERVING\s+pid (?P<pid>\d+)")
+NATS_LINE = re.compile(r"^nats\s+nats://127\.0\.0\.1:\d+\s+pid (?P<pid>\d+)")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_up_starts_every_service_healthy_and_stops_cleanly(tmp_path: Path) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "pokerctl",
+        "up",
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--free-ports",
+        "--bots",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    assert proc.stdout is not None
+    lines: list[str] = []
+    try:
+        while not lines or lines[-1] != "ready; Ctrl-C to stop":
+            raw = await asyncio.wait_for(proc.stdout.readline(), timeout=60)
+            assert raw, f"pokerctl up ended early: {lines}"
+            lines.append(raw.decode().rstrip())
+        services = {m["name"]: (m["address"], int(m["pid"])) for m in map(LINE.match, lines) if m}
+        nats_pids = [int(m["pid"]) for m in map(NATS_LINE.match, lines) if m]
+        assert set(services) == set(existing_services())
+        assert {"table", "dealer"} <= set(services)
+        assert len(nats_pids) == 1
+        for name, (address, _) in services.items():
+            assert await health_status(address) == "SERVING"
+            names = await reflected_services(address)
+            assert any(n.startswith(f"poker.{name}.v1.") for n in names), names
+            assert "grpc.health.v1.Health" in names
+        assert (tmp_path / "data" / "nats" / "jetstream").is_dir()
+        assert (tmp_path / "data" / "logs" / "table.log").is_file()
+    finally:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGTERM)
+        rest = await asyncio.wait_for(proc.stdout.read(), timeout=60)
+        code = await proc.wait()
+    assert code == 0, rest.decode()
+    assert "stopped:" in rest.decode()
+    for pid in [*nats_pids, *(pid for _, pid in services.values())]:
+        assert not _alive(pid), f"process {pid} left running"
