@@ -1,0 +1,60 @@
+"""A real ``grpc.aio`` wallet server on a free port over the in-memory event store."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import pytest
+from grpc import aio
+
+from eventstore.memory import InMemoryEventStore
+from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
+from services.wallet.app import WalletApp
+from services.wallet.server import spec
+from services.wallet.store import WalletStore
+from shell.client import channel
+from shell.config import ShellConfig
+from shell.server import RunningServer, start_server
+
+
+def caller(name: str) -> tuple[tuple[str, str], ...]:
+    return (("x-caller", name),)
+
+
+CASHIER = caller("cashier")
+TABLE = caller("table")
+DEALER = caller("dealer")
+
+
+@dataclass
+class Rig:
+    stub: pb_grpc.WalletServiceAsyncStub
+    app: WalletApp
+    events: InMemoryEventStore
+    running: RunningServer
+    chan: aio.Channel
+
+    async def close(self) -> None:
+        await self.chan.close()
+        await self.running.stop(0)
+
+
+async def start_rig(
+    events: InMemoryEventStore, *, snapshot_every: int = 1000, currency: str = "CHIPS"
+) -> Rig:
+    app = WalletApp(WalletStore(events), currency=currency, snapshot_every=snapshot_every)
+    await app.start()
+    config = ShellConfig.from_env("wallet", environ={"POKER_WALLET_PORT": "0"})
+    running = await start_server(config, [spec(app)])
+    chan: aio.Channel = channel(running.address)
+    return Rig(stub=pb_grpc.WalletServiceStub(chan), app=app, events=events, running=running, chan=chan)
+
+
+@pytest.fixture
+async def rig() -> AsyncIterator[Rig]:
+    r = await start_rig(InMemoryEventStore(), snapshot_every=3)
+    try:
+        yield r
+    finally:
+        await r.close()
