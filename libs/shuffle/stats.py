@@ -107,6 +107,8 @@ def independence(table: Sequence[Sequence[int]]) -> ChiSquare:
             e = rows[i] * cols[j] / n
             stat += (o - e) ** 2 / e
     df = (len(rows) - 1) * (len(cols) - 1)
+    if df == 0:  # a single row or column: nothing can depend on anything
+        return ChiSquare(statistic=stat, df=0, p=1.0)
     return ChiSquare(statistic=stat, df=df, p=chi2_sf(stat, df))
 
 

@@ -51,6 +51,7 @@ def test_fits() -> None:
     assert t.df == 1
     # Empty rows/columns are dropped, not divided by.
     assert independence([[10, 0, 20], [0, 0, 0], [20, 0, 40]]).df == 1
+    assert independence([[0, 7], [0, 0]]).p == 1.0  # degenerate: one cell left
     # Pooling merges small cells until each expects at least 5.
     pooled = pooled_fit([3, 3, 994], [0.003, 0.003, 0.994])
     assert pooled.df == 1
