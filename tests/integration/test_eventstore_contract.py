@@ -170,6 +170,13 @@ class TestEventStoreContract:
         assert await store.last(table_subject("table-none")) is None
         assert await store.read(table_subject("table-none")) == []
 
+    async def test_long_subject_reads_complete_and_in_order(self, store: EventStore) -> None:
+        envs = chain("table-a", 400)
+        seqs = await append_all(store, A, envs)
+        read = await store.read(A)
+        assert [s.sequence for s in read] == seqs
+        assert verify_chain(s.envelope for s in read).checked == 400
+
     async def test_reads_from_a_sequence_or_a_version(self, store: EventStore) -> None:
         envs = chain("table-a", 5)
         seqs = await append_all(store, A, envs)
