@@ -1,0 +1,43 @@
+"""Logging set-up: JSON lines in production, console text in development, ids from contextvars."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+import structlog
+
+from shell.config import ShellConfig
+from shell.logs import bind, configure_logging, get_logger
+
+
+@pytest.fixture(autouse=True)
+def _reset() -> Iterator[None]:
+    yield
+    structlog.contextvars.clear_contextvars()
+    structlog.reset_defaults()
+
+
+def test_production_logs_are_json_with_bound_ids(capsys: pytest.CaptureFixture[str]) -> None:
+    configure_logging(ShellConfig.from_env("table", environ={"POKER_ENV": "production"}))
+    bind(table_id="t1", hand_id="h9")
+    get_logger().info("hand.started", seats=6)
+    get_logger().debug("hidden")  # below the default info level
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 1
+    entry = json.loads(lines[0])
+    assert entry["event"] == "hand.started"
+    assert (entry["service"], entry["table_id"], entry["hand_id"], entry["seats"]) == ("table", "t1", "h9", 6)
+    assert entry["level"] == "info"
+    assert entry["timestamp"].endswith("Z")
+
+
+def test_development_logs_are_console_text(capsys: pytest.CaptureFixture[str]) -> None:
+    configure_logging(ShellConfig.from_env("dealer", environ={"POKER_LOG_LEVEL": "debug"}))
+    get_logger().debug("clock.started", seat=3)
+    out = capsys.readouterr().out
+    assert "clock.started" in out
+    assert "seat" in out
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(out)
