@@ -6,17 +6,22 @@ Besides the shell's ``POKER_*`` settings (``shell.config``):
 * ``POKER_TABLE_PARTITIONS`` (default 256): partitions of table subjects (fixed forever);
 * ``POKER_TABLE_REPLICAS`` (default 1; 3 in a cluster): replicas of the streams and buckets it
   creates;
-* ``POKER_TABLE_LEASE_TTL`` (default 10 s): partition lease TTL.
+* ``POKER_TABLE_LEASE_TTL`` (default 10 s): partition lease TTL;
+* ``POKER_TABLE_WALLET`` (default ``127.0.0.1:50052``): the wallet service's address;
+* ``POKER_TABLE_INSTANCE`` (default ``table-<host>-<pid>``): this instance's name in leases and
+  ``OwnerChanged`` events (shown to clients in NOT_OWNER errors);
+* ``POKER_TABLE_SNAPSHOT_EVERY`` (default 1): snapshot a table every N hands.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from eventstore.subjects import PARTITIONS
-from shell.config import ShellConfig, env_float, env_int, env_str
+from shell.config import DEFAULT_PORTS, ShellConfig, env_float, env_int, env_str
 
 SERVICE = "table"
 
@@ -28,6 +33,9 @@ class TableConfig:
     partitions: int
     replicas: int
     lease_ttl: float
+    wallet: str
+    instance: str
+    snapshot_every: int
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> TableConfig:
@@ -38,4 +46,7 @@ class TableConfig:
             partitions=env_int(env, "POKER_TABLE_PARTITIONS", PARTITIONS, minimum=1),
             replicas=env_int(env, "POKER_TABLE_REPLICAS", 1, minimum=1),
             lease_ttl=env_float(env, "POKER_TABLE_LEASE_TTL", 10.0, minimum=1.0),
+            wallet=env_str(env, "POKER_TABLE_WALLET", f"127.0.0.1:{DEFAULT_PORTS['wallet']}"),
+            instance=env_str(env, "POKER_TABLE_INSTANCE", f"table-{socket.gethostname()}-{os.getpid()}"),
+            snapshot_every=env_int(env, "POKER_TABLE_SNAPSHOT_EVERY", 1, minimum=1),
         )

@@ -1,4 +1,4 @@
-"""Wiring: NATS connection, streams and lease bucket, the gRPC server, and a clean stop."""
+"""Wiring: NATS, streams and lease bucket, the wallet channel, the app, the gRPC server, a clean stop."""
 
 from __future__ import annotations
 
@@ -7,12 +7,19 @@ import dataclasses
 from dataclasses import dataclass
 
 import nats
+from grpc import aio
 from nats.aio.client import Client as Nats
 
 from eventstore.streams import LEASES, TABLE_EVENTS, TABLE_SNAPSHOTS, ensure_bucket, ensure_stream
 from poker.table.v1 import table_service_pb2 as pb
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
+from services.table.app import TableApp
 from services.table.config import TableConfig
+from services.table.handlers import TableServicer
+from services.table.ownership import KvOwnership
+from services.table.store import JetStreamTableEvents, TableStore
+from services.table.wallet import GrpcWallet, Wallet
+from shell.client import channel
 from shell.logs import configure_logging
 from shell.server import RunningServer, ServiceSpec, start_server
 
@@ -29,22 +36,39 @@ def spec(servicer: pb_grpc.TableServiceServicer) -> ServiceSpec:
 class TableServer:
     server: RunningServer
     nc: Nats
+    app: TableApp
+    wallet_channel: aio.Channel | None
 
     async def stop(self) -> None:
         await self.server.stop()
+        await self.app.close()
+        if self.wallet_channel is not None:
+            await self.wallet_channel.close()
         await self.nc.drain()
 
 
-async def start(config: TableConfig) -> TableServer:
-    nc = await nats.connect(config.shell.nats_url, name="table")
-    js = nc.jetstream()
-    replicas = config.replicas
-    await ensure_stream(js, dataclasses.replace(TABLE_EVENTS, name=config.stream, replicas=replicas))
-    await ensure_stream(js, dataclasses.replace(TABLE_SNAPSHOTS, replicas=replicas))
-    await ensure_bucket(js, dataclasses.replace(LEASES, ttl=config.lease_ttl, replicas=replicas))
-    # Handlers come with issue 7: the generated base servicer answers UNIMPLEMENTED.
-    servicer = pb_grpc.TableServiceServicer()  # type: ignore[abstract]  # concrete at runtime
-    return TableServer(server=await start_server(config.shell, [spec(servicer)]), nc=nc)
+async def start(config: TableConfig, *, wallet: Wallet | None = None) -> TableServer:
+    """Start the service; ``wallet`` replaces the gRPC wallet (tests)."""
+    nc = await nats.connect(config.shell.nats_url, name=config.instance)
+    try:
+        js = nc.jetstream()
+        replicas = config.replicas
+        await ensure_stream(js, dataclasses.replace(TABLE_EVENTS, name=config.stream, replicas=replicas))
+        await ensure_stream(js, dataclasses.replace(TABLE_SNAPSHOTS, replicas=replicas))
+        kv = await ensure_bucket(js, dataclasses.replace(LEASES, ttl=config.lease_ttl, replicas=replicas))
+        wallet_channel = None
+        if wallet is None:
+            wallet_channel = channel(config.wallet)
+            wallet = GrpcWallet(wallet_channel)
+        store = TableStore(JetStreamTableEvents(js, stream=config.stream), partitions=config.partitions)
+        ownership = KvOwnership(kv, name=config.instance, ttl=config.lease_ttl)
+        app = TableApp(store=store, ownership=ownership, wallet=wallet, snapshot_every=config.snapshot_every)
+        ownership.on_lost = app.drop_partition
+        server = await start_server(config.shell, [spec(TableServicer(app))])
+    except BaseException:
+        await nc.close()
+        raise
+    return TableServer(server=server, nc=nc, app=app, wallet_channel=wallet_channel)
 
 
 async def main(stop: asyncio.Event) -> int:

@@ -36,13 +36,14 @@ async def test_serving_reflected_and_streams_created(nats_url: str) -> None:
         await running.stop()
 
 
-async def test_handlers_not_built_yet_answer_unimplemented(nats_url: str) -> None:
+async def test_unknown_table_is_not_found(nats_url: str) -> None:
     running = await start(config(nats_url))
     try:
         async with channel(running.server.address) as chan:
             stub = pb_grpc.TableServiceStub(chan)
             with pytest.raises(grpc.RpcError) as caught:
                 await stub.GetTable(pb.GetTableRequest(name="tables/t1"), timeout=5)
-        assert rich_error(caught.value).code == grpc.StatusCode.UNIMPLEMENTED
+        err = rich_error(caught.value)
+        assert (err.code, err.reason, err.metadata["tableId"]) == (grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", "t1")
     finally:
         await running.stop()

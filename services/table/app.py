@@ -1,0 +1,703 @@
+"""The table application: load -> fold -> decide -> append -> evolve, one writer per table.
+
+Theory of operation
+-------------------
+* **Cache.** Each table this instance writes is a ``TableModel`` in memory (snapshot + log on
+  first use). A command takes the table's lock, asks the engine (``engine.table.decide``) for the
+  events, seals them into one envelope (version + 1, hash chain, our writer epoch, the request id
+  as ``command_id``) and appends it with the expected last subject sequence; then it folds the
+  same events into the cached model. One append per command, no re-read on the happy path.
+* **Retries.** A request id already in the model's log answers with the first outcome and appends
+  nothing. A ``ConcurrencyConflict`` (someone appended first) drops the cached model, re-reads
+  the log and decides again (up to ``max_attempts``): the re-read also finds our own envelope if
+  an earlier attempt landed.
+* **Fencing.** The partition lease (``services.table.ownership``) gives the epoch. Before its
+  first command on a table, a new owner appends ``OwnerChanged{epoch}``; a writer that finds a
+  higher epoch in the log stops (``NotOwner``, naming the owner) and forgets the partition. With
+  every append carrying the expected sequence, a stale owner's write fails and it backs off:
+  two instances never both append to one table.
+* **Money.** Join and top-up move chips cash -> escrow in the wallet first (request id
+  ``<rid>:buy-in``), then append. If the append fails, the same flow refunds (``<rid>:refund``)
+  before answering; if the wallet says the buy-in id was seen before while the table never
+  recorded the request, the earlier attempt's chips are refunded and the request is refused
+  (REQUEST_ID_SPENT): escrow is never stranded and never backs chips twice. A refund that cannot
+  reach the wallet is retried in the background. Leaving appends first, then cashes out each
+  ``PlayerLeft`` with the id ``<table>:<version>:left:<seat>`` (deterministic, so the retried
+  request, and the background retry for players who leave when a hand ends, never pay twice).
+* **Snapshots** at hand boundaries (every ``snapshot_every`` hands), written in the background,
+  tagged with the last sequence and engine version; never evidence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+
+from engine import hand, table
+from engine.cards import Card
+from engine.hand_events import Act, ActionKind, HandEnded, HandEvent, HandStarted, Muck, SeatAmount, Show
+from engine.rules import Rules
+from engine.table_events import (
+    Disconnect,
+    HandScheduled,
+    Leave,
+    OpenTable,
+    PlayerLeft,
+    Reconnect,
+    SitDown,
+    SitIn,
+    SitOut,
+    StartHand,
+    TableOpened,
+    TimeOut,
+    TopUp,
+)
+from eventstore.envelope import Snapshot
+from eventstore.errors import ConcurrencyConflict
+from eventstore.subjects import partition_of
+from services.table.errors import (
+    HandNotFinished,
+    HandNotFound,
+    HandNotLive,
+    NotOwner,
+    RequestSpent,
+    SeatNotOwned,
+    StaleVersion,
+    TableExists,
+    TableNotFound,
+    TooManyConflicts,
+)
+from services.table.events import HandVoided, OwnerChanged
+from services.table.model import ActionEntry, HandRecord, LogEvent, Outcome, TableModel, actions
+from services.table.ownership import Ownership, PartitionHeld
+from services.table.store import RULES_VERSION_SUFFIX, TableStore, decode_events, fold_envelope
+from services.table.wallet import Wallet
+from shell.logs import get_logger
+
+CASH_OUT_RETRY_SECONDS = (0.2, 0.5, 1, 2, 5, 10, 30, 60)
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Committed:
+    model: TableModel
+    outcome: Outcome
+    duplicate: bool
+    events: tuple[LogEvent, ...]  # the events appended (empty for a duplicate)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HandAt:
+    """A hand's log and where it is in the table log (for GetHand / GetHandHistory)."""
+
+    record: HandRecord
+    log: tuple[LogEvent, ...]
+    commitment: str
+
+
+Decider = Callable[[TableModel], Sequence[LogEvent]]
+
+
+def rules_version(rules: Rules) -> str:
+    return f"{rules.profile.value}{RULES_VERSION_SUFFIX}"
+
+
+def seat_of(model: TableModel, player: str) -> int | None:
+    assert model.state is not None
+    for seat, occ in model.state.seats.items():
+        if occ.player == player:
+            return seat
+    return None
+
+
+class TableApp:
+    def __init__(
+        self,
+        *,
+        store: TableStore,
+        ownership: Ownership,
+        wallet: Wallet,
+        clock: Callable[[], dt.datetime] = _now,
+        snapshot_every: int = 1,
+        max_attempts: int = 3,
+    ) -> None:
+        self.store = store
+        self.ownership = ownership
+        self.wallet = wallet
+        self._clock = clock
+        self._snapshot_every = max(1, snapshot_every)
+        self._max_attempts = max_attempts
+        self._tables: dict[str, TableModel] = {}
+        self._epochs: dict[str, int] = {}  # table id -> the epoch its cached model was fenced with
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._background: set[asyncio.Task[None]] = set()
+        self._log = get_logger()
+
+    def now(self) -> dt.datetime:
+        return self._clock()
+
+    # -- cache and ownership ---------------------------------------------------------------
+
+    def _lock(self, table_id: str) -> asyncio.Lock:
+        lock = self._locks.get(table_id)
+        if lock is None:
+            lock = self._locks[table_id] = asyncio.Lock()
+        return lock
+
+    def forget(self, table_id: str) -> None:
+        self._tables.pop(table_id, None)
+        self._epochs.pop(table_id, None)
+
+    def drop_partition(self, partition: int) -> None:
+        """Our lease of ``partition`` is gone: forget its tables (re-read on next use)."""
+        for table_id in [t for t in self._tables if self._partition(t) == partition]:
+            self.forget(table_id)
+
+    def _partition(self, table_id: str) -> int:
+        return partition_of(table_id, self.store.partitions)
+
+    async def _epoch(self, table_id: str) -> int:
+        partition = self._partition(table_id)
+        try:
+            return await self.ownership.epoch(partition)
+        except PartitionHeld as held:
+            self.drop_partition(partition)
+            raise NotOwner(table_id=table_id, partition=partition, owner=held.holder) from None
+
+    async def _owned(self, table_id: str) -> tuple[TableModel, int]:
+        """The cached model (loaded and fenced if needed) and our epoch; call under the lock."""
+        epoch = await self._epoch(table_id)
+        model = self._tables.get(table_id)
+        if model is not None and self._epochs.get(table_id) == epoch:
+            return model, epoch
+        self.forget(table_id)
+        for _ in range(self._max_attempts):
+            model = await self.store.load(table_id)
+            if model is None:
+                raise TableNotFound(table_id)
+            if await self._fence(model, epoch):
+                self._tables[table_id] = model
+                self._epochs[table_id] = epoch
+                return model, epoch
+        raise TooManyConflicts(table_id=table_id, attempts=self._max_attempts)
+
+    async def _fence(self, model: TableModel, epoch: int) -> bool:
+        """Make the log ours: refuse a higher epoch, append OwnerChanged over a lower one.
+        False when the append lost a race (reload and try again)."""
+        if model.epoch > epoch:
+            partition = self._partition(model.table_id)
+            self.ownership.lost(partition)
+            raise NotOwner(table_id=model.table_id, partition=partition, owner=model.owner)
+        if model.epoch == epoch:
+            return True
+        assert model.state is not None
+        events = [OwnerChanged(epoch=epoch, owner=self.ownership.name)]
+        try:
+            await self._append(model, events, command_id=f"owner:{self.ownership.name}:{epoch}", epoch=epoch)
+        except ConcurrencyConflict:
+            return False
+        self._log.info("table.owner_changed", table_id=model.table_id, epoch=epoch)
+        return True
+
+    async def _append(
+        self, model: TableModel, events: Sequence[LogEvent], *, command_id: str, epoch: int
+    ) -> Outcome:
+        assert model.state is not None or any(isinstance(e, TableOpened) for e in events)
+        rules = model.state.rules if model.state is not None else _opened_rules(events)
+        envelope = self.store.seal(
+            model,
+            events,
+            command_id=command_id,
+            epoch=epoch,
+            rules_version=rules_version(rules),
+            recorded_at=self._clock(),
+        )
+        result = await self.store.append(model, envelope)
+        if result.duplicate:
+            # Our message id (table:version:epoch) was already stored: an earlier attempt with
+            # this very version and epoch landed. Its content may differ: re-read to be sure.
+            raise ConcurrencyConflict(
+                subject=self.store.subject(model.table_id),
+                expected_sequence=model.sequence,
+                actual_sequence=result.sequence,
+                error_code=None,
+                msg_id=envelope.msg_id,
+            )
+        return model.apply(
+            events,
+            version=envelope.version,
+            sequence=result.sequence,
+            envelope_hash=envelope.hash,
+            command_id=command_id,
+            recorded_at=envelope.recorded_at,
+        )
+
+    async def execute(
+        self, table_id: str, *, request_id: str, decide: Decider, expected_version: int | None = None
+    ) -> Committed:
+        """Decide and append one command (see the module docstring)."""
+        async with self._lock(table_id):
+            for _ in range(self._max_attempts):
+                model, epoch = await self._owned(table_id)
+                prior = model.requests.get(request_id)
+                if prior is not None:
+                    return Committed(model=model, outcome=prior, duplicate=True, events=())
+                if expected_version is not None and expected_version != model.version:
+                    raise StaleVersion(expected_version=expected_version, current_version=model.version)
+                events = tuple(decide(model))
+                try:
+                    outcome = await self._append(model, events, command_id=request_id, epoch=epoch)
+                except ConcurrencyConflict:
+                    self.forget(table_id)
+                    continue
+                except BaseException:
+                    self.forget(table_id)  # the cache may be half-updated: re-read next time
+                    raise
+                self._after_append(model, events, outcome)
+                return Committed(model=model, outcome=outcome, duplicate=False, events=events)
+        raise TooManyConflicts(table_id=table_id, attempts=self._max_attempts)
+
+    def _after_append(self, model: TableModel, events: Sequence[LogEvent], outcome: Outcome) -> None:
+        state = model.state
+        assert state is not None
+        ended = any(isinstance(e, HandEnded) for e in events)
+        voided = any(isinstance(e, HandVoided) for e in events)
+        if state.hand is None and (voided or (ended and state.hands_played % self._snapshot_every == 0)):
+            self._spawn(self._save_snapshot(self.store.snapshot_of(model)))
+        # Players who left as a follow-on of someone else's command (a leave requested during
+        # the hand) are cashed out here; LeaveTable's own leaves are cashed out by ``leave``.
+        for e in events:
+            if isinstance(e, PlayerLeft) and e.chips > 0:
+                self._spawn(self._cash_out_retrying(model.table_id, outcome.version, e))
+
+    async def _save_snapshot(self, snap: Snapshot) -> None:
+        try:
+            await self.store.events.save_snapshot(snap)
+        except Exception as exc:  # a cache: losing one costs a longer load, nothing else
+            self._log.warning("table.snapshot_failed", table_id=snap.stream_id, error=str(exc))
+
+    def _spawn(self, coro: object) -> None:
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro)  # type: ignore[arg-type]
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def close(self) -> None:
+        for task in list(self._background):
+            task.cancel()
+        for task in list(self._background):
+            with contextlib.suppress(BaseException):
+                await task
+        await self.ownership.close()
+
+    async def drain(self) -> None:
+        """Wait for background work (snapshots, cash-outs) to finish (tests, shutdown)."""
+        while self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
+
+    # -- money ------------------------------------------------------------------------------
+
+    @staticmethod
+    def cash_out_id(table_id: str, version: int, seat: int) -> str:
+        return f"{table_id}:{version}:left:{seat}"
+
+    async def _cash_out(self, table_id: str, version: int, left: PlayerLeft) -> None:
+        await self.wallet.cash_out(
+            request_id=self.cash_out_id(table_id, version, left.seat),
+            table_id=table_id,
+            player=left.player,
+            amount=left.chips,
+        )
+
+    async def _cash_out_retrying(self, table_id: str, version: int, left: PlayerLeft) -> None:
+        # The wallet refuses while the player's chips are still reserved for a hand the dealer
+        # has not settled yet; the id is deterministic, so retrying is safe.
+        for delay in (0.0, *CASH_OUT_RETRY_SECONDS):
+            await asyncio.sleep(delay)
+            try:
+                await self._cash_out(table_id, version, left)
+                return
+            except Exception as exc:
+                self._log.info("table.cash_out_retry", table_id=table_id, seat=left.seat, error=str(exc))
+        self._log.error("table.cash_out_failed", table_id=table_id, seat=left.seat, chips=left.chips)
+
+    async def _refund(self, request_id: str, table_id: str, player: str, amount: int) -> None:
+        rid = f"{request_id}:refund"
+        try:
+            await self.wallet.cash_out(request_id=rid, table_id=table_id, player=player, amount=amount)
+        except Exception:
+            left = PlayerLeft(seat=-1, player=player, chips=amount)
+
+            async def retry() -> None:
+                for delay in CASH_OUT_RETRY_SECONDS:
+                    await asyncio.sleep(delay)
+                    with contextlib.suppress(Exception):
+                        await self.wallet.cash_out(
+                            request_id=rid, table_id=table_id, player=player, amount=amount
+                        )
+                        return
+                self._log.error("table.refund_failed", table_id=table_id, player=player, chips=left.chips)
+
+            self._spawn(retry())
+
+    async def _with_escrow(
+        self,
+        table_id: str,
+        *,
+        request_id: str,
+        player: str,
+        amount: int,
+        kind: str,
+        decide: Decider,
+    ) -> Committed:
+        """Wallet first (cash -> escrow), then the table; refund if the table refuses."""
+        async with self._lock(table_id):
+            model, _ = await self._owned(table_id)
+            prior = model.requests.get(request_id)
+            if prior is not None:
+                return Committed(model=model, outcome=prior, duplicate=True, events=())
+            decide(model)  # dry run: an illegal request touches no money
+        seen = await self.wallet.buy_in(
+            request_id=f"{request_id}:{kind}", table_id=table_id, player=player, amount=amount
+        )
+        if seen:
+            async with self._lock(table_id):
+                model, _ = await self._owned(table_id)
+                prior = model.requests.get(request_id)
+            if prior is not None:
+                return Committed(model=model, outcome=prior, duplicate=True, events=())
+            await self._refund(request_id, table_id, player, amount)
+            raise RequestSpent(request_id=request_id)
+        try:
+            return await self.execute(table_id, request_id=request_id, decide=decide)
+        except BaseException:
+            await self._refund(request_id, table_id, player, amount)
+            raise
+
+    # -- commands ---------------------------------------------------------------------------
+
+    async def create_table(self, *, request_id: str, table_id: str, rules: Rules) -> Committed:
+        table_id = table_id or f"t-{uuid.uuid4().hex[:12]}"
+        async with self._lock(table_id):
+            epoch = await self._epoch(table_id)
+            for _ in range(self._max_attempts):
+                existing = await self.store.load(table_id)
+                if existing is not None:
+                    prior = existing.requests.get(request_id)
+                    if prior is not None:
+                        return Committed(model=existing, outcome=prior, duplicate=True, events=())
+                    raise TableExists(table_id)
+                model = TableModel(table_id=table_id)
+                events: list[LogEvent] = [OwnerChanged(epoch=epoch, owner=self.ownership.name)]
+                events.extend(table.decide(None, OpenTable(table_id=table_id, rules=rules)))
+                try:
+                    outcome = await self._append(model, events, command_id=request_id, epoch=epoch)
+                except ConcurrencyConflict:
+                    continue
+                self._tables[table_id] = model
+                self._epochs[table_id] = epoch
+                return Committed(model=model, outcome=outcome, duplicate=False, events=tuple(events))
+        raise TooManyConflicts(table_id=table_id, attempts=self._max_attempts)
+
+    async def join(
+        self, *, request_id: str, table_id: str, player: str, seat: int | None, buy_in: int, wait: bool
+    ) -> Committed:
+        def decide(model: TableModel) -> Sequence[LogEvent]:
+            state = model.state
+            assert state is not None
+            chosen = seat
+            if chosen is None:
+                busy = set(state.seats) | (set(state.hand.index_of) if state.hand is not None else set())
+                chosen = next((s for s in range(state.rules.seats) if s not in busy), 0)
+            return table.decide(
+                state, SitDown(seat=chosen, player=player, buy_in=buy_in, wait_for_big_blind=wait)
+            )
+
+        return await self._with_escrow(
+            table_id, request_id=request_id, player=player, amount=buy_in, kind="buy-in", decide=decide
+        )
+
+    async def top_up(self, *, request_id: str, table_id: str, player: str, amount: int) -> Committed:
+        def decide(model: TableModel) -> Sequence[LogEvent]:
+            assert model.state is not None
+            return table.decide(model.state, TopUp(seat=self._seat(model, player), amount=amount))
+
+        return await self._with_escrow(
+            table_id, request_id=request_id, player=player, amount=amount, kind="top-up", decide=decide
+        )
+
+    def _seat(self, model: TableModel, player: str) -> int:
+        seat = seat_of(model, player)
+        if seat is None:
+            raise SeatNotOwned(player=player, table_id=model.table_id)
+        return seat
+
+    async def seat_command(
+        self, *, request_id: str, table_id: str, player: str, make: Callable[[int], table.Command]
+    ) -> Committed:
+        """A player's command about their own seat (sit out, sit in, post or wait)."""
+
+        def decide(model: TableModel) -> Sequence[LogEvent]:
+            assert model.state is not None
+            return table.decide(model.state, make(self._seat(model, player)))
+
+        return await self.execute(table_id, request_id=request_id, decide=decide)
+
+    async def sit_out(self, *, request_id: str, table_id: str, player: str) -> Committed:
+        return await self.seat_command(
+            request_id=request_id, table_id=table_id, player=player, make=lambda s: SitOut(seat=s)
+        )
+
+    async def sit_in(self, *, request_id: str, table_id: str, player: str, wait: bool) -> Committed:
+        return await self.seat_command(
+            request_id=request_id,
+            table_id=table_id,
+            player=player,
+            make=lambda s: SitIn(seat=s, wait_for_big_blind=wait),
+        )
+
+    async def leave(self, *, request_id: str, table_id: str, player: str) -> tuple[Committed, int, bool]:
+        """Leave: (committed, chips cashed out, pending). Cash-outs follow the append."""
+
+        def decide(model: TableModel) -> Sequence[LogEvent]:
+            assert model.state is not None
+            return table.decide(model.state, Leave(seat=self._seat(model, player)))
+
+        done = await self.execute(table_id, request_id=request_id, decide=decide)
+        mine = [x for x in done.outcome.left if x.player == player]
+        pending = done.outcome.pending_leave and not mine
+        chips = 0
+        for x in mine:
+            left = PlayerLeft(seat=x.seat, player=x.player, chips=x.chips)
+            if x.chips == 0:
+                continue
+            try:
+                await self._cash_out(table_id, done.outcome.version, left)
+                chips += x.chips
+            except Exception:
+                # Chips still reserved for an unsettled hand, or the wallet is away: retried in
+                # the background with the same id (already scheduled by _after_append for a
+                # fresh append; scheduled here for a retried request).
+                pending = True
+                if done.duplicate:
+                    self._spawn(self._cash_out_retrying(table_id, done.outcome.version, left))
+        return done, chips, pending
+
+    async def act(
+        self,
+        *,
+        request_id: str,
+        table_id: str,
+        player: str,
+        hand_id: str,
+        kind: str,
+        amount: int,
+        expected_version: int | None,
+    ) -> Committed:
+        def decide(model: TableModel) -> Sequence[LogEvent]:
+            state = model.state
+            assert state is not None
+            seat = self._seat(model, player)
+            self._check_live(model, hand_id)
+            command: table.Command
+            if kind == "show":
+                command = Show(seat=seat)
+            elif kind == "muck":
+                command = Muck(seat=seat)
+            else:
+                command = Act(seat=seat, action=ActionKind(kind), amount=amount)
+            return table.decide(state, command)
+
+        return await self.execute(
+            table_id, request_id=request_id, decide=decide, expected_version=expected_version
+        )
+
+    @staticmethod
+    def _check_live(model: TableModel, hand_id: str) -> None:
+        live = model.current_hand
+        if hand_id and (live is None or live.hand_id != hand_id):
+            raise HandNotLive(hand_id=hand_id, live_hand_id=live.hand_id if live else "")
+
+    # -- dealer commands --------------------------------------------------------------------
+
+    async def start_hand(
+        self,
+        *,
+        request_id: str,
+        table_id: str,
+        hand_id: str,
+        deck: tuple[Card, ...],
+        commitment: str,
+        expected_version: int | None,
+    ) -> Committed:
+        def decide(model: TableModel) -> Sequence[LogEvent]:
+            assert model.state is not None
+            return table.decide(model.state, StartHand(hand_id=hand_id, deck=deck, commitment=commitment))
+
+        return await self.execute(
+            table_id, request_id=request_id, decide=decide, expected_version=expected_version
+        )
+
+    async def time_out(
+        self, *, request_id: str, table_id: str, hand_id: str, seat: int, expected_version: int, at_ms: int
+    ) -> Committed:
+        def decide(model: TableModel) -> Sequence[LogEvent]:
+            assert model.state is not None
+            self._check_live(model, hand_id)
+            return table.decide(model.state, TimeOut(seat=seat, at_ms=at_ms))
+
+        return await self.execute(
+            table_id, request_id=request_id, decide=decide, expected_version=expected_version
+        )
+
+    async def report_connection(
+        self, *, request_id: str, table_id: str, player: str, connected: bool, at_ms: int
+    ) -> Committed:
+        def make(seat: int) -> table.Command:
+            return Reconnect(seat=seat, at_ms=at_ms) if connected else Disconnect(seat=seat, at_ms=at_ms)
+
+        return await self.seat_command(request_id=request_id, table_id=table_id, player=player, make=make)
+
+    async def void_hand(self, *, request_id: str, table_id: str, hand_id: str, reason: str) -> Committed:
+        def decide(model: TableModel) -> Sequence[LogEvent]:
+            state = model.state
+            assert state is not None
+            if hand_id not in model.hands:
+                raise HandNotFound(table_id, hand_id)
+            self._check_live(model, hand_id)
+            hs = state.hand
+            assert hs is not None
+            returned = tuple(
+                SeatAmount(seat=seat, amount=hs.start_stacks[i])
+                for i, seat in enumerate(hs.seats)
+                if seat in state.seats
+            )
+            events: list[LogEvent] = [HandVoided(hand_id=hand_id, reason=reason, returned=returned)]
+            stacks = {x.seat: x.amount for x in returned}
+            # Players who asked to leave during the hand go now, with their returned stack.
+            for seat, occ in sorted(state.seats.items()):
+                if occ.leaving:
+                    events.append(PlayerLeft(seat=seat, player=occ.player, chips=stacks.get(seat, occ.stack)))
+            return events
+
+        return await self.execute(table_id, request_id=request_id, decide=decide)
+
+    # -- queries ----------------------------------------------------------------------------
+
+    async def model(self, table_id: str) -> TableModel:
+        """The folded table: from the cache when we own it, else a fresh fold of the log."""
+        try:
+            async with self._lock(table_id):
+                model, _ = await self._owned(table_id)
+                return model
+        except NotOwner:
+            pass
+        model_or_none = await self.store.load(table_id)
+        if model_or_none is None:
+            raise TableNotFound(table_id)
+        return model_or_none
+
+    async def tables(self) -> list[str]:
+        return await self.store.events.tables()
+
+    async def hand(self, table_id: str, hand_id: str) -> tuple[TableModel, HandAt]:
+        model = await self.model(table_id)
+        record = model.hands.get(hand_id)
+        if record is None:
+            raise HandNotFound(table_id, hand_id)
+        log: tuple[LogEvent, ...]
+        if not record.finished or hand_id == model.hand_order[-1]:
+            log = tuple(model.hand_log)
+        elif hand_id in model.recent:
+            log = model.recent[hand_id]
+        else:
+            log = tuple(await self._read_hand_log(table_id, record))
+        return model, HandAt(record=record, log=log, commitment=_commitment(log))
+
+    async def _read_hand_log(self, table_id: str, record: HandRecord) -> list[LogEvent]:
+        stored = await self.store.read_range(
+            table_id, after_sequence=record.first_sequence - 1, last_version=record.last_version
+        )
+        return _hand_log_of(stored_events=[decode_events(s.envelope) for s in stored])
+
+    async def history(self, table_id: str, hand_id: str) -> tuple[TableModel, HandAt, list[object]]:
+        """A finished hand: its log and the raw stored envelopes (first to last version)."""
+        model, at = await self.hand(table_id, hand_id)
+        if not at.record.finished:
+            raise HandNotFinished(hand_id)
+        stored = await self.store.read_range(
+            table_id, after_sequence=at.record.first_sequence - 1, last_version=at.record.last_version
+        )
+        return model, at, [s.envelope for s in stored]
+
+    async def watch(
+        self, table_id: str, from_version: int
+    ) -> AsyncIterator[tuple[TableModel, list[ActionEntry]]]:
+        """The table after ``from_version`` (or now, if 0) and after every later envelope, with
+        the actions each envelope added. Driven by the table's subject, so any instance serves it."""
+        subject = self.store.subject(table_id)
+        model = TableModel(table_id=table_id)
+        stored = await self.store.events.read(subject)
+        if not stored:
+            raise TableNotFound(table_id)
+        after = 0
+        for item in stored:
+            if from_version and item.envelope.version > from_version:
+                break
+            fold_envelope(model, item)
+            after = item.sequence
+        if not from_version:
+            yield model, []
+        async for item in self.store.events.follow(subject, after_sequence=after):
+            if item.envelope.version <= model.version:
+                continue
+            before_hand = model.hand_order[-1] if model.hand_order else ""
+            before = len(actions(model.hand_log))
+            fold_envelope(model, item)
+            now_hand = model.hand_order[-1] if model.hand_order else ""
+            entries = actions(model.hand_log)
+            yield model, entries[before:] if now_hand == before_hand else entries
+
+
+def _commitment(log: Sequence[LogEvent]) -> str:
+    for e in log:
+        if isinstance(e, HandStarted):
+            return e.commitment
+    return ""
+
+
+def _hand_log_of(*, stored_events: Sequence[Sequence[LogEvent]]) -> list[LogEvent]:
+    """The hand's log from its envelopes: from HandScheduled to HandEnded/HandVoided."""
+    out: list[LogEvent] = []
+    started = False
+    for events in stored_events:
+        for e in events:
+            if isinstance(e, HandScheduled):
+                started = True
+            if started:
+                out.append(e)
+            if started and isinstance(e, HandEnded | HandVoided):
+                return out
+    return out
+
+
+def hand_events_of(log: Sequence[LogEvent]) -> list[HandEvent]:
+    return [e for e in log if isinstance(e, table._HAND_EVENT_TYPES)]
+
+
+def hand_state(log: Sequence[LogEvent]) -> hand.HandState | None:
+    events = hand_events_of(log)
+    return hand.fold(events) if events else None
+
+
+def _opened_rules(events: Sequence[LogEvent]) -> Rules:
+    for e in events:
+        if isinstance(e, TableOpened):
+            return e.rules
+    raise AssertionError("no TableOpened")

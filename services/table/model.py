@@ -1,0 +1,273 @@
+"""The service's fold of one table log: the engine's ``TableState`` plus what the service keeps.
+
+``TableModel`` is the in-memory cache entry of a table: the engine state, the log position
+(version, stream sequence, hash of the last envelope, highest writer epoch seen), the request ids
+already answered (de-duplication), an index of hands (number, first and last versions), and the
+current (or last) hand's log. ``apply`` folds one envelope's events into it; the same code runs
+when loading from snapshot + log, after an append, and for each watcher, so they cannot disagree.
+
+Engine events go to ``engine.table.evolve``; the service's ``OwnerChanged`` and ``HandVoided``
+(``services.table.events``) are applied here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from engine import table
+from engine.hand_events import (
+    AllInProtected,
+    BetPlaced,
+    BoardDealt,
+    Called,
+    CardsMucked,
+    CardsShown,
+    Checked,
+    Folded,
+    ForcedBetPosted,
+    HandEnded,
+    HandEvent,
+    Street,
+)
+from engine.table_events import (
+    DecisionTimedOut,
+    HandScheduled,
+    LeaveRequested,
+    PlayerLeft,
+    PlayerSeated,
+    TableOpened,
+)
+from services.table.events import HandVoided, OwnerChanged
+
+LogEvent = table.TableLogEvent | OwnerChanged | HandVoided
+
+REQUESTS_KEPT = 10_000  # request ids remembered per table (retries come within seconds)
+RECENT_HANDS = 16  # finished hands whose events stay in memory for GetHand
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Left:
+    seat: int
+    player: str
+    chips: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Outcome:
+    """What one appended command produced, enough to answer a retry of its request id."""
+
+    version: int
+    seated: int = -1  # the seat taken (PlayerSeated), -1 if none
+    left: tuple[Left, ...] = ()
+    pending_leave: bool = False
+    hand_id: str = ""  # the hand scheduled, if any
+
+
+@dataclass(slots=True, kw_only=True)
+class HandRecord:
+    hand_id: str
+    number: int  # 1 for the table's first hand
+    first_version: int
+    first_sequence: int
+    last_version: int = 0  # 0 while live
+    last_sequence: int = 0
+    voided: bool = False
+
+    @property
+    def finished(self) -> bool:
+        return self.last_version > 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ActionEntry:
+    """One action of a hand as a log line (seats 0-based, amounts raise-to or called)."""
+
+    seat: int
+    kind: str  # fold, check, call, bet, raise, show, muck, protect
+    amount: int
+    street: Street | None  # None once at showdown
+    automatic: bool
+    all_in: bool
+
+
+@dataclass(slots=True, kw_only=True)
+class TableModel:
+    table_id: str
+    state: table.TableState | None = None
+    version: int = 0
+    sequence: int = 0
+    last_hash: bytes = b""
+    epoch: int = 0  # the highest writer epoch in the log
+    owner: str = ""  # the writer that appended OwnerChanged with that epoch
+    created_at: dt.datetime | None = None
+    requests: OrderedDict[str, Outcome] = field(default_factory=OrderedDict)
+    hands: dict[str, HandRecord] = field(default_factory=dict)
+    hand_order: list[str] = field(default_factory=list)
+    hand_log: list[LogEvent] = field(default_factory=list)  # current (or last) hand, from HandScheduled
+    recent: OrderedDict[str, tuple[LogEvent, ...]] = field(default_factory=OrderedDict)
+
+    @property
+    def current_hand(self) -> HandRecord | None:
+        if not self.hand_order:
+            return None
+        record = self.hands[self.hand_order[-1]]
+        return None if record.finished else record
+
+    def apply(
+        self,
+        events: Sequence[LogEvent],
+        *,
+        version: int,
+        sequence: int,
+        envelope_hash: bytes,
+        command_id: str,
+        recorded_at: dt.datetime,
+    ) -> Outcome:
+        """Fold one envelope's events (in place); returns the command's outcome."""
+        seated = -1
+        left: list[Left] = []
+        pending = False
+        hand_id = ""
+        for event in events:
+            match event:
+                case OwnerChanged(epoch=epoch, owner=owner):
+                    if epoch >= self.epoch:
+                        self.epoch, self.owner = epoch, owner
+                case HandVoided():
+                    self._void(event, version, sequence)
+                case TableOpened():
+                    self.state = table.fold([event])
+                    self.created_at = recorded_at
+                case _:
+                    assert self.state is not None, "table event before TableOpened"
+                    table.evolve(self.state, event)
+                    if isinstance(event, HandScheduled):
+                        hand_id = event.hand_id
+                        self.hands[event.hand_id] = HandRecord(
+                            hand_id=event.hand_id,
+                            number=len(self.hand_order) + 1,
+                            first_version=version,
+                            first_sequence=sequence,
+                        )
+                        self.hand_order.append(event.hand_id)
+                        self.hand_log = [event]
+                    elif self.current_hand is not None:
+                        self.hand_log.append(event)
+                        if isinstance(event, HandEnded):
+                            self._finish(version, sequence)
+                    if isinstance(event, PlayerSeated):
+                        seated = event.seat
+                    elif isinstance(event, PlayerLeft):
+                        left.append(Left(seat=event.seat, player=event.player, chips=event.chips))
+                    elif isinstance(event, LeaveRequested):
+                        pending = True
+        self.version, self.sequence, self.last_hash = version, sequence, envelope_hash
+        outcome = Outcome(
+            version=version, seated=seated, left=tuple(left), pending_leave=pending, hand_id=hand_id
+        )
+        self.requests[command_id] = outcome
+        while len(self.requests) > REQUESTS_KEPT:
+            self.requests.popitem(last=False)
+        return outcome
+
+    def _finish(self, version: int, sequence: int) -> None:
+        record = self.hands[self.hand_order[-1]]
+        record.last_version, record.last_sequence = version, sequence
+        self.recent[record.hand_id] = tuple(self.hand_log)
+        while len(self.recent) > RECENT_HANDS:
+            self.recent.popitem(last=False)
+
+    def _void(self, event: HandVoided, version: int, sequence: int) -> None:
+        s = self.state
+        assert s is not None, "HandVoided before TableOpened"
+        assert s.hand is not None, "HandVoided outside a hand"
+        for entry in event.returned:
+            occ = s.seats.get(entry.seat)
+            if occ is not None:
+                occ.stack = entry.amount
+        # The engine has no void: the hand simply stops existing (see services.table.events).
+        s.hand = None
+        s.turn_extra = None
+        self.hand_log.append(event)
+        self.hands[event.hand_id].voided = True
+        self._finish(version, sequence)
+
+
+def hand_events(log: Sequence[LogEvent]) -> list[HandEvent]:
+    """The hand engine's events of a hand log (its table facts left out)."""
+    return [e for e in log if isinstance(e, table._HAND_EVENT_TYPES)]
+
+
+def actions(log: Sequence[LogEvent]) -> list[ActionEntry]:
+    """A hand's actions in order, with the street, raise-to amounts and time-out marks."""
+    out: list[ActionEntry] = []
+    street: Street | None = Street.PREFLOP
+    street_bet = 0  # highest bet of the street so far (bet vs raise)
+    automatic = False
+    for event in log:
+        match event:
+            case DecisionTimedOut():
+                automatic = True
+                continue
+            case ForcedBetPosted(amount=amount):
+                street_bet = max(street_bet, amount)
+                continue
+            case BoardDealt(street=new):
+                street, street_bet = new, 0
+                continue
+            case Folded(seat=seat):
+                out.append(
+                    ActionEntry(
+                        seat=seat, kind="fold", amount=0, street=street, automatic=automatic, all_in=False
+                    )
+                )
+            case Checked(seat=seat):
+                out.append(
+                    ActionEntry(
+                        seat=seat, kind="check", amount=0, street=street, automatic=automatic, all_in=False
+                    )
+                )
+            case Called(seat=seat, amount=amount, all_in=all_in):
+                out.append(
+                    ActionEntry(
+                        seat=seat,
+                        kind="call",
+                        amount=amount,
+                        street=street,
+                        automatic=automatic,
+                        all_in=all_in,
+                    )
+                )
+            case BetPlaced(seat=seat, to=to, all_in=all_in):
+                kind = "raise" if street_bet > 0 else "bet"
+                street_bet = max(street_bet, to)
+                out.append(
+                    ActionEntry(
+                        seat=seat, kind=kind, amount=to, street=street, automatic=automatic, all_in=all_in
+                    )
+                )
+            case AllInProtected(seat=seat):
+                out.append(
+                    ActionEntry(
+                        seat=seat, kind="protect", amount=0, street=street, automatic=True, all_in=True
+                    )
+                )
+            case CardsShown(seat=seat):
+                out.append(
+                    ActionEntry(
+                        seat=seat, kind="show", amount=0, street=None, automatic=automatic, all_in=False
+                    )
+                )
+            case CardsMucked(seat=seat):
+                out.append(
+                    ActionEntry(
+                        seat=seat, kind="muck", amount=0, street=None, automatic=automatic, all_in=False
+                    )
+                )
+            case _:
+                continue
+        automatic = False
+    return out

@@ -1,0 +1,212 @@
+"""The table log: engine events in envelopes on ``poker.table.<partition>.<table_id>``.
+
+``TableEvents`` is the port: the event store (``eventstore.port.EventStore``) plus the two reads
+the table service needs beyond it: ``follow`` (envelopes as they are appended, for WatchTable)
+and ``tables`` (every table's id in creation order, for ListTables). ``MemoryTableEvents`` (unit
+tests) and ``JetStreamTableEvents`` extend the two event stores of ``libs/eventstore``.
+
+``TableStore`` turns engine values into envelopes and back: each event is
+``Event{type=<class name>, payload=engine.codec JSON}``; ``load`` rebuilds a ``TableModel`` from
+the newest snapshot (if its engine version matches) and the log after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Protocol
+
+from nats.js import JetStreamContext, api
+from nats.js.errors import NotFoundError
+
+from engine import codec
+from eventstore import codec as envelope_codec
+from eventstore.chain import GENESIS, seal
+from eventstore.envelope import AppendResult, Draft, Envelope, RecordedEvent, Snapshot, StoredEnvelope
+from eventstore.jetstream import JetStreamEventStore
+from eventstore.memory import InMemoryEventStore
+from eventstore.subjects import table_subject
+from services.table import snapshot
+from services.table.model import LogEvent, TableModel
+
+ENGINE_VERSION = "openpoker-engine/0.1"
+RULES_VERSION_SUFFIX = "/1"  # rules_version = "<profile>/1", e.g. "seeds/1"
+
+
+class TableEvents(Protocol):
+    async def append(self, subject: str, envelope: Envelope, *, expected_sequence: int) -> AppendResult: ...
+
+    async def last(self, subject: str) -> StoredEnvelope | None: ...
+
+    async def read(
+        self, subject: str, *, after_sequence: int = 0, from_version: int = 1
+    ) -> list[StoredEnvelope]: ...
+
+    async def save_snapshot(self, snapshot: Snapshot) -> None: ...
+
+    async def load_snapshot(self, stream_id: str) -> Snapshot | None: ...
+
+    def follow(self, subject: str, *, after_sequence: int) -> AsyncIterator[StoredEnvelope]:
+        """Envelopes on ``subject`` after ``after_sequence``, then each new one, until cancelled."""
+        ...
+
+    async def tables(self) -> list[str]:
+        """Every table id with a log, in creation order."""
+        ...
+
+
+class MemoryTableEvents(InMemoryEventStore):
+    """For unit tests: the in-memory store plus follow (polling) and the table catalogue."""
+
+    poll_interval = 0.005
+
+    async def follow(self, subject: str, *, after_sequence: int) -> AsyncIterator[StoredEnvelope]:
+        while True:
+            batch = await self.read(subject, after_sequence=after_sequence)
+            for stored in batch:
+                after_sequence = stored.sequence
+                yield stored
+            if not batch:
+                await asyncio.sleep(self.poll_interval)
+
+    async def tables(self) -> list[str]:
+        firsts = sorted((msgs[0].sequence, subject) for subject, msgs in self._by_subject.items() if msgs)
+        return [subject.rsplit(".", 1)[1] for _, subject in firsts if subject.startswith("poker.table.")]
+
+
+class JetStreamTableEvents(JetStreamEventStore):
+    """JetStream: follow with an ordered push consumer; the catalogue from the stream's subjects."""
+
+    def __init__(self, js: JetStreamContext, *, stream: str) -> None:
+        super().__init__(js, stream=stream)
+        self._created: dict[str, int] = {}  # table id -> first stream sequence (never changes)
+
+    async def follow(self, subject: str, *, after_sequence: int) -> AsyncIterator[StoredEnvelope]:
+        config = api.ConsumerConfig(
+            deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after_sequence + 1
+        )
+        sub = await self._js.subscribe(subject, stream=self._stream, ordered_consumer=True, config=config)
+        try:
+            async for msg in sub.messages:
+                sequence = msg.metadata.sequence.stream
+                yield StoredEnvelope(envelope=self._decode(subject, sequence, msg.data), sequence=sequence)
+        finally:
+            await sub.unsubscribe()
+
+    async def tables(self) -> list[str]:
+        info = await self._js.stream_info(self._stream, subjects_filter="poker.table.>")
+        for subject in (info.state.subjects or {}) if info.state else {}:
+            table_id = subject.rsplit(".", 1)[1]
+            if table_id not in self._created:
+                try:
+                    raw = await self._js.get_msg(self._stream, seq=1, subject=subject, next=True)
+                except NotFoundError:
+                    continue
+                self._created[table_id] = int(raw.seq or 0)
+        return [t for t, _ in sorted(self._created.items(), key=lambda kv: kv[1])]
+
+
+def to_recorded(event: LogEvent) -> RecordedEvent:
+    return RecordedEvent(
+        type=type(event).__name__, payload=json.dumps(codec.encode(event), separators=(",", ":")).encode()
+    )
+
+
+def from_recorded(event: RecordedEvent) -> LogEvent:
+    value: LogEvent = codec.decode(json.loads(event.payload))
+    return value
+
+
+def decode_events(envelope: Envelope) -> list[LogEvent]:
+    return [from_recorded(e) for e in envelope.events]
+
+
+class TableStore:
+    def __init__(self, events: TableEvents, *, partitions: int) -> None:
+        self.events = events
+        self.partitions = partitions
+
+    def subject(self, table_id: str) -> str:
+        return table_subject(table_id, self.partitions)
+
+    def seal(
+        self,
+        model: TableModel,
+        events: Sequence[LogEvent],
+        *,
+        command_id: str,
+        epoch: int,
+        rules_version: str,
+        recorded_at: dt.datetime,
+        correlation_id: str = "",
+    ) -> Envelope:
+        draft = Draft(
+            stream_id=model.table_id,
+            version=model.version + 1,
+            command_id=command_id,
+            owner_epoch=epoch,
+            rules_version=rules_version,
+            engine_version=ENGINE_VERSION,
+            events=tuple(to_recorded(e) for e in events),
+            recorded_at=recorded_at,
+            correlation_id=correlation_id,
+        )
+        return seal(draft, prev_hash=model.last_hash or GENESIS)
+
+    async def append(self, model: TableModel, envelope: Envelope) -> AppendResult:
+        return await self.events.append(
+            self.subject(model.table_id), envelope, expected_sequence=model.sequence
+        )
+
+    async def load(self, table_id: str) -> TableModel | None:
+        """Snapshot (if usable) + the log after it; None when the table has no log."""
+        model: TableModel | None = None
+        snap = await self.events.load_snapshot(table_id)
+        if snap is not None and snap.engine_version == ENGINE_VERSION:
+            try:
+                model = snapshot.decode(snap.state)
+            except (snapshot.SnapshotUnusable, ValueError, KeyError, TypeError):
+                model = None
+        if model is None:
+            model = TableModel(table_id=table_id)
+        stored = await self.events.read(self.subject(table_id), after_sequence=model.sequence)
+        for item in stored:
+            fold_envelope(model, item)
+        return model if model.state is not None else None
+
+    async def read_range(
+        self, table_id: str, *, after_sequence: int, last_version: int
+    ) -> list[StoredEnvelope]:
+        stored = await self.events.read(self.subject(table_id), after_sequence=after_sequence)
+        return [s for s in stored if s.envelope.version <= last_version]
+
+    @staticmethod
+    def snapshot_of(model: TableModel) -> Snapshot:
+        """Encode now (the model keeps changing); publish later with ``events.save_snapshot``."""
+        return Snapshot(
+            stream_id=model.table_id,
+            version=model.version,
+            last_sequence=model.sequence,
+            engine_version=ENGINE_VERSION,
+            state=snapshot.encode(model),
+        )
+
+
+def fold_envelope(model: TableModel, stored: StoredEnvelope) -> None:
+    env = stored.envelope
+    model.apply(
+        decode_events(env),
+        version=env.version,
+        sequence=stored.sequence,
+        envelope_hash=env.hash,
+        command_id=env.command_id,
+        recorded_at=env.recorded_at,
+    )
+    # A writer's epoch is also on every envelope (OwnerChanged only marks the switch).
+    model.epoch = max(model.epoch, env.owner_epoch)
+
+
+def proto_envelopes(stored: Sequence[StoredEnvelope]) -> list[object]:
+    return [envelope_codec.to_proto(s.envelope) for s in stored]

@@ -1,0 +1,148 @@
+"""Shared pieces of the table service tests: a fake wallet and a running in-process service."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from engine.cards import STANDARD_DECK, Card
+from poker.table.v1 import table_service_pb2 as pb
+from poker.table.v1 import table_service_pb2_grpc as pb_grpc
+from services.table.app import TableApp
+from services.table.handlers import TableServicer
+from services.table.ownership import Ownership, StaticOwnership
+from services.table.server import spec
+from services.table.store import MemoryTableEvents, TableStore
+from services.table.wallet import WalletRefused
+from shell.client import channel
+from shell.config import ShellConfig
+from shell.server import RunningServer, start_server
+
+DEALER = (("x-caller", "dealer"),)
+
+
+@dataclass
+class FakeWallet:
+    """The wallet port in memory: cash and per-table escrow per player, idempotent request ids."""
+
+    cash: dict[str, int] = field(default_factory=dict)
+    escrow: dict[tuple[str, str], int] = field(default_factory=dict)
+    seen: dict[str, tuple[str, int]] = field(default_factory=dict)
+    calls: list[tuple[str, str, str, int]] = field(default_factory=list)
+    fail_cash_out: int = 0  # refuse this many cash-outs (wallet away)
+
+    async def buy_in(self, *, request_id: str, table_id: str, player: str, amount: int) -> bool:
+        self.calls.append(("buy_in", request_id, player, amount))
+        if request_id in self.seen:
+            return True
+        if self.cash.get(player, 0) < amount:
+            raise WalletRefused(
+                code=grpc.StatusCode.FAILED_PRECONDITION,
+                reason="INSUFFICIENT_FUNDS",
+                message="not enough cash",
+                metadata={"available": str(self.cash.get(player, 0))},
+            )
+        self.seen[request_id] = ("buy_in", amount)
+        self.cash[player] -= amount
+        self.escrow[(table_id, player)] = self.escrow.get((table_id, player), 0) + amount
+        return False
+
+    async def cash_out(self, *, request_id: str, table_id: str, player: str, amount: int) -> None:
+        self.calls.append(("cash_out", request_id, player, amount))
+        if self.fail_cash_out > 0:
+            self.fail_cash_out -= 1
+            raise WalletRefused(
+                code=grpc.StatusCode.UNAVAILABLE, reason="UNAVAILABLE", message="away", metadata={}
+            )
+        if request_id in self.seen:
+            return
+        self.seen[request_id] = ("cash_out", amount)
+        self.escrow[(table_id, player)] = self.escrow.get((table_id, player), 0) - amount
+        self.cash[player] = self.cash.get(player, 0) + amount
+
+
+@dataclass
+class Running:
+    server: RunningServer
+    app: TableApp
+    chan: grpc.aio.Channel
+    stub: Any
+
+    async def stop(self) -> None:
+        await self.chan.close()
+        await self.server.stop(0)
+        await self.app.close()
+
+
+async def serve(
+    events: MemoryTableEvents, wallet: FakeWallet, ownership: Ownership | None = None
+) -> Running:
+    store = TableStore(events, partitions=256)
+    app = TableApp(store=store, ownership=ownership or StaticOwnership(), wallet=wallet)
+    config = ShellConfig.from_env("table", {"POKER_TABLE_PORT": "0"})
+    server = await start_server(config, [spec(TableServicer(app))])
+    chan = channel(server.address)
+    return Running(server=server, app=app, chan=chan, stub=pb_grpc.TableServiceStub(chan))
+
+
+def rid() -> str:
+    return str(uuid.uuid4())
+
+
+def nl_config(seats: int = 6, *, sb: int = 1, bb: int = 2) -> pb.TableConfig:
+    return pb.TableConfig(
+        game=pb.GAME_TEXAS_HOLDEM,
+        structure=pb.STRUCTURE_NO_LIMIT,
+        stakes=pb.Stakes(small_blind=sb, big_blind=bb),
+        seat_count=seats,
+        profile=pb.RULES_PROFILE_SEEDS,
+    )
+
+
+def sealed(deck: Sequence[Card] = STANDARD_DECK) -> bytes:
+    return "".join(str(c) for c in deck).encode()
+
+
+async def create(stub: Any, table_id: str = "t1", config: pb.TableConfig | None = None) -> pb.Table:
+    reply = await stub.CreateTable(
+        pb.CreateTableRequest(request_id=rid(), table_id=table_id, config=config or nl_config())
+    )
+    return reply.table
+
+
+async def join(stub: Any, player: str, seat: int, buy_in: int = 200, table: str = "tables/t1") -> Any:
+    return await stub.JoinTable(
+        pb.JoinTableRequest(
+            request_id=rid(),
+            table=table,
+            player_id=player,
+            seat=seat,
+            buy_in=buy_in,
+            post_choice=pb.POST_CHOICE_POST_NOW,
+        )
+    )
+
+
+async def start_hand(stub: Any, hand_id: str, table: str = "tables/t1", deck: Sequence[Card] = STANDARD_DECK) -> Any:
+    return await stub.StartHand(
+        pb.StartHandRequest(
+            request_id=rid(), table=table, hand_id=hand_id, deck_commitment="c0ffee", sealed_deck=sealed(deck)
+        ),
+        metadata=DEALER,
+    )
+
+
+async def act(stub: Any, player: str, action: int, amount: int = 0, table: str = "tables/t1", **kw: Any) -> Any:
+    return await stub.Act(
+        pb.ActRequest(request_id=kw.pop("request_id", rid()), table=table, player_id=player, action=action, amount=amount, **kw)
+    )
+
+
+def to_act(t: pb.Table) -> str:
+    """The player id whose turn it is."""
+    seat = t.current_hand.to_act.seat
+    return next(s.player_id for s in t.seats if s.seat == seat)
