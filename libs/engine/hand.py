@@ -87,10 +87,17 @@ from engine.pots import Pot, build_pots
 from engine.rules import Profile, Rules, Structure
 
 __all__ = [
+    "Act",
+    "ActionKind",
+    "HandCommand",
+    "HandEvent",
     "HandState",
     "HandView",
     "LegalActions",
+    "Muck",
     "PlayerView",
+    "ProtectAllIn",
+    "Show",
     "decide",
     "evolve",
     "final_stacks",
@@ -150,6 +157,7 @@ class HandState:
         "rules",
         "seats",
         "shorts",
+        "showdown_done",
         "showdown_queue",
         "shown",
         "stack",
@@ -190,6 +198,7 @@ class HandState:
     last_aggressor: int | None
     opener: int
     showdown_queue: list[int]
+    showdown_done: bool
     shown: list[bool]
     mucked: list[bool]
     result: HandEnded | None
@@ -229,6 +238,7 @@ class HandState:
         c.last_aggressor = self.last_aggressor
         c.opener = self.opener
         c.showdown_queue = self.showdown_queue[:]
+        c.showdown_done = self.showdown_done
         c.shown = self.shown[:]
         c.mucked = self.mucked[:]
         c.result = self.result
@@ -351,6 +361,7 @@ def _initial(e: HandStarted) -> HandState:
     s.last_aggressor = None
     s.opener = 0
     s.showdown_queue = []
+    s.showdown_done = False
     s.shown = [False] * n
     s.mucked = [False] * n
     s.result = None
@@ -481,13 +492,11 @@ def _evolve(s: HandState, event: HandEvent) -> None:
         case CardsShown(seat=seat):
             i = s.index_of[seat]
             s.shown[i] = True
-            if s.showdown_queue and s.showdown_queue[0] == i:
-                s.showdown_queue.pop(0)
+            _showdown_step(s, i)
         case CardsMucked(seat=seat):
             i = s.index_of[seat]
             s.mucked[i] = True
-            if s.showdown_queue and s.showdown_queue[0] == i:
-                s.showdown_queue.pop(0)
+            _showdown_step(s, i)
         case PotAwarded(winners=winners):
             for w in winners:
                 s.stack[s.index_of[w.seat]] += w.amount
@@ -523,6 +532,15 @@ def _nominal(rules: Rules, kind: PostKind) -> int:
             return 0
         case _:
             assert_never(kind)
+
+
+def _showdown_step(s: HandState, i: int) -> None:
+    q = s.showdown_queue
+    if q and q[0] == i:
+        q.pop(0)
+        if not q:  # everyone has shown or mucked: deal what is left of the board, then pay
+            s.showdown_done = True
+            s.phase = BETTING
 
 
 def _begin_preflop(s: HandState) -> None:
@@ -687,17 +705,24 @@ def _emit(s: HandState, out: list[HandEvent], event: HandEvent) -> None:
 def _advance(s: HandState, out: list[HandEvent]) -> None:
     """Every automatic event after a command: close rounds, deal, show down, pay."""
     if s.phase == SHOWDOWN:
-        if not s.showdown_queue:
-            for e in showdown.award(s):
-                _emit(s, out, e)
         return
     while s.phase == BETTING:
-        in_hand = s.n - sum(s.folded)
+        in_hand = s.n - sum(s.folded) - sum(s.mucked)
         if s.queue and in_hand > 1:
             return
         returned = _uncalled(s)
         if returned is not None:
             _emit(s, out, returned)
+        if (
+            in_hand > 1
+            and s.rules.profile is Profile.PHH
+            and not s.showdown_done
+            and (s.street == 3 or _betting_over(s))
+        ):
+            # phh (pokerkit): cards are shown as soon as betting is over for good, before an
+            # all-in runout; players send Show or Muck in turn.
+            _emit(s, out, ShowdownStarted(order=tuple(s.seats[i] for i in showdown.showdown_order(s))))
+            return
         if in_hand == 1 or s.street == 3:
             for e in showdown.finish(s):
                 _emit(s, out, e)
@@ -706,6 +731,15 @@ def _advance(s: HandState, out: list[HandEvent]) -> None:
         first = s.n * s.rules.hole_cards + len(s.board)
         cards = s.deck[first : first + _BOARD_SIZES[street - 1]]
         _emit(s, out, BoardDealt(street=STREETS[street], cards=cards))
+
+
+def _betting_over(s: HandState) -> bool:
+    """At most one player still in the hand has chips to bet: no more betting this hand."""
+    able = 0
+    for i in s.order_range:
+        if not s.folded[i] and s.stack[i] and not s.protected[i]:
+            able += 1
+    return able <= 1
 
 
 def _uncalled(s: HandState) -> UncalledBetReturned | None:

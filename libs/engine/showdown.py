@@ -42,19 +42,20 @@ def describe(s: HandState, i: int) -> str:
 
 def showdown_order(s: HandState) -> list[int]:
     n = s.n
-    first = s.last_aggressor if s.last_aggressor is not None else s.opener
+    # ``opener``: the last player to bet or raise on the current round, else its first actor.
+    first = s.opener
     return [j for j in ((first + k) % n for k in range(n)) if not s.folded[j]]
 
 
 def finish(s: HandState) -> list[HandEvent]:
     """Events once betting is over: a fold win, the seeds showdown, or the phh showdown start."""
-    in_hand = [i for i in range(s.n) if not s.folded[i]]
+    in_hand = [i for i in range(s.n) if not s.folded[i] and not s.mucked[i]]
     if len(in_hand) == 1:
         return _pay(s, {})
+    if s.rules.profile is Profile.PHH:
+        return award(s)  # the showdown (Show / Muck commands) is over
     order = showdown_order(s)
     events: list[HandEvent] = [ShowdownStarted(order=tuple(s.seats[i] for i in order))]
-    if s.rules.profile is Profile.PHH:
-        return events  # waits for Show / Muck commands
     pots = build_pots(s.live, s.dead, [not f for f in s.folded])
     values: dict[int, HandValue] = {}
     for i in order:
@@ -79,6 +80,14 @@ def _can_win(i: int, value: HandValue, shown: dict[int, HandValue], pots: list[P
     return False
 
 
+def can_win(s: HandState, i: int) -> bool:
+    """Whether player ``i``'s hand still wins or ties a pot they are in, against the hands
+    shown so far (the board must be complete)."""
+    values = {j: evaluate(s.rules, s.hole[j], s.board) for j in range(s.n) if s.shown[j] and not s.folded[j]}
+    pots = build_pots(s.live, s.dead, [not s.folded[j] and not s.mucked[j] for j in range(s.n)])
+    return _can_win(i, evaluate(s.rules, s.hole[i], s.board), values, pots)
+
+
 def award(s: HandState) -> list[HandEvent]:
     """phh: pay the pots once every player has shown or mucked."""
     values = {i: evaluate(s.rules, s.hole[i], s.board) for i in range(s.n) if s.shown[i] and not s.folded[i]}
@@ -91,6 +100,17 @@ def _pay(s: HandState, values: dict[int, HandValue]) -> list[HandEvent]:
     n = s.n
     in_hand = [not s.folded[i] and not s.mucked[i] for i in range(n)]
     pots = build_pots(s.live, s.dead, in_hand)
+    if values and s.rules.profile is Profile.PHH:
+        # pokerkit kills every shown hand that wins no pot before paying, then forms the pots
+        # again: layers left with the same players merge, which moves odd chips.
+        winning: set[int] = set()
+        for pot in pots:
+            shown = [i for i in pot.eligible if i in values]
+            if shown:
+                best = max(values[i] for i in shown)
+                winning.update(i for i in shown if values[i] == best)
+        in_hand = [in_hand[i] and (i in winning or i not in values) for i in range(n)]
+        pots = build_pots(s.live, s.dead, in_hand)
     total = sum(p.amount for p in pots)
     rake = compute_rake(s.rules.rake, pot=total, players_dealt_in=n, saw_flop=len(s.board) >= 3)
     shares = split_rake(rake, [p.amount for p in pots])
@@ -103,13 +123,10 @@ def _pay(s: HandState, values: dict[int, HandValue]) -> list[HandEvent]:
             # Everyone eligible mucked: the pot goes to the hands still live (pokerkit never
             # reaches this on a valid history; it keeps chips conserved).
             contenders = [i for i in range(n) if in_hand[i]] or [i for i in range(n) if not s.folded[i]]
-        if values:
-            best = (
-                max(values[i] for i in contenders if i in values)
-                if any(i in values for i in contenders)
-                else None
-            )
-            winners = [i for i in contenders if best is None or values.get(i) == best]
+        ranked = [values[i] for i in contenders if i in values]
+        if ranked:
+            best = max(ranked)
+            winners = [i for i in contenders if values.get(i) == best]
         else:
             winners = contenders
         winners.sort()  # internal order is clockwise from the first seat left of the button
