@@ -6,8 +6,8 @@ wiring plus handlers. The public API (kept stable; other teams build on it):
 ``shell.config``
     ``ShellConfig.from_env(service, environ=...)``: frozen settings (host, port, NATS URL,
     environment, log format and level, shutdown grace) from ``POKER_*`` variables;
-    ``DEFAULT_PORTS``; ``env_str/env_int/env_float/env_bool`` for service-specific settings;
-    ``ConfigError``.
+    ``DEFAULT_PORTS``; ``service_target(environ, name)`` (where another service listens);
+    ``env_str/env_int/env_float/env_bool`` for service-specific settings; ``ConfigError``.
 ``shell.logs``
     ``configure_logging(config)`` (JSON in production, console in development),
     ``get_logger()``, ``bind(**ids)`` to add ``table_id``/``hand_id``/... to the current RPC's

@@ -10,6 +10,9 @@ Variables (all optional; ``<SERVICE>`` is the upper-cased service name, e.g. ``T
 * ``POKER_LOG_LEVEL`` (default ``info``);
 * ``POKER_GRACE_SECONDS``: how long in-flight RPCs may finish on shutdown (default 5).
 
+Where a service finds another: ``POKER_<NAME>_TARGET`` (``host:port``; ``pokerctl up`` sets it
+for every service it started earlier), else ``127.0.0.1:<default port>``: ``service_target``.
+
 Services keep their own settings in their ``config.py`` next to a ``ShellConfig`` and read them
 with the ``env_*`` helpers, so a bad value fails at start with a ``ConfigError`` naming it.
 """
@@ -80,6 +83,11 @@ def env_bool(environ: Mapping[str, str], name: str, default: bool) -> bool:
     if raw in ("0", "false", "no", "off"):
         return False
     raise ConfigError(variable=name, value=raw, problem="not a boolean (true/false)")
+
+
+def service_target(environ: Mapping[str, str], service: str) -> str:
+    """``host:port`` of another service: ``POKER_<SERVICE>_TARGET`` or its default local port."""
+    return env_str(environ, f"POKER_{service.upper()}_TARGET", f"127.0.0.1:{DEFAULT_PORTS[service]}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -4,7 +4,15 @@ import dataclasses
 
 import pytest
 
-from shell.config import DEFAULT_PORTS, ConfigError, ShellConfig, env_bool, env_float, env_int
+from shell.config import (
+    DEFAULT_PORTS,
+    ConfigError,
+    ShellConfig,
+    env_bool,
+    env_float,
+    env_int,
+    service_target,
+)
 
 
 def test_defaults_are_development_console_on_the_service_port() -> None:
@@ -71,3 +79,8 @@ def test_typed_helpers() -> None:
     assert env_bool(env, "D", True) is False
     with pytest.raises(ConfigError):
         env_bool(env, "E", True)
+
+
+def test_service_target() -> None:
+    assert service_target({}, "wallet") == f"127.0.0.1:{DEFAULT_PORTS['wallet']}"
+    assert service_target({"POKER_WALLET_TARGET": "w:9"}, "wallet") == "w:9"
