@@ -7,10 +7,13 @@ import asyncio
 import os
 import re
 import signal
+import socket
 import sys
 from pathlib import Path
 
-from pokerctl.local import existing_services
+import pytest
+
+from pokerctl.local import LocalSystem, StartError, existing_services
 from shell.client import health_status, reflected_services
 
 LINE = re.compile(r"^(?P<name>\w+)\s+(?P<address>127\.0\.0\.1:\d+)\s+SERVING\s+pid (?P<pid>\d+)")
@@ -66,3 +69,19 @@ async def test_up_starts_every_service_healthy_and_stops_cleanly(tmp_path: Path)
     assert "stopped:" in rest.decode()
     for pid in [*nats_pids, *(pid for _, pid in services.values())]:
         assert not _alive(pid), f"process {pid} left running"
+
+
+async def test_a_service_that_cannot_start_stops_everything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        monkeypatch.setenv("POKER_TABLE_PORT", str(busy.getsockname()[1]))
+        system = LocalSystem(data_dir=tmp_path, services=("table",))
+        with pytest.raises(StartError) as caught:
+            await system.start()
+    assert "table exited" in str(caught.value)
+    assert "cannot listen" in str(caught.value)  # the service's own log tail explains why
+    assert not system.nats.running
+    assert system.processes == {}
