@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 from engine import hand, table
 from engine.cards import Card
+from engine.errors import EngineError
 from engine.hand_events import Act, ActionKind, HandEnded, HandEvent, HandStarted, Muck, SeatAmount, Show
 from engine.rules import Rules
 from engine.table_events import (
@@ -103,6 +104,18 @@ class HandAt:
 
 
 Decider = Callable[[TableModel], Sequence[LogEvent]]
+
+
+SEAT_FIELDS = ("seat", "to_act")
+
+
+def wire_seats(exc: EngineError) -> None:
+    """Engine seats are 0-based, the API's 1-based: shift the seat numbers in the error's
+    metadata (the human-readable message keeps the engine's numbering)."""
+    for key in SEAT_FIELDS:
+        value = exc.fields.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            exc.fields[key] = value + 1
 
 
 def rules_version(rules: Rules) -> str:
@@ -251,7 +264,11 @@ class TableApp:
                     return Committed(model=model, outcome=prior, duplicate=True, events=())
                 if expected_version is not None and expected_version != model.version:
                     raise StaleVersion(expected_version=expected_version, current_version=model.version)
-                events = tuple(decide(model))
+                try:
+                    events = tuple(decide(model))
+                except EngineError as exc:
+                    wire_seats(exc)
+                    raise
                 try:
                     outcome = await self._append(model, events, command_id=request_id, epoch=epoch)
                 except ConcurrencyConflict:

@@ -78,9 +78,7 @@ class Running:
         await self.app.close()
 
 
-async def serve(
-    events: MemoryTableEvents, wallet: FakeWallet, ownership: Ownership | None = None
-) -> Running:
+async def serve(events: MemoryTableEvents, wallet: FakeWallet, ownership: Ownership | None = None) -> Running:
     store = TableStore(events, partitions=256)
     app = TableApp(store=store, ownership=ownership or StaticOwnership(), wallet=wallet)
     config = ShellConfig.from_env("table", {"POKER_TABLE_PORT": "0"})
@@ -111,7 +109,8 @@ async def create(stub: Any, table_id: str = "t1", config: pb.TableConfig | None 
     reply = await stub.CreateTable(
         pb.CreateTableRequest(request_id=rid(), table_id=table_id, config=config or nl_config())
     )
-    return reply.table
+    table: pb.Table = reply.table
+    return table
 
 
 async def join(stub: Any, player: str, seat: int, buy_in: int = 200, table: str = "tables/t1") -> Any:
@@ -127,7 +126,9 @@ async def join(stub: Any, player: str, seat: int, buy_in: int = 200, table: str 
     )
 
 
-async def start_hand(stub: Any, hand_id: str, table: str = "tables/t1", deck: Sequence[Card] = STANDARD_DECK) -> Any:
+async def start_hand(
+    stub: Any, hand_id: str, table: str = "tables/t1", deck: Sequence[Card] = STANDARD_DECK
+) -> Any:
     return await stub.StartHand(
         pb.StartHandRequest(
             request_id=rid(), table=table, hand_id=hand_id, deck_commitment="c0ffee", sealed_deck=sealed(deck)
@@ -136,9 +137,18 @@ async def start_hand(stub: Any, hand_id: str, table: str = "tables/t1", deck: Se
     )
 
 
-async def act(stub: Any, player: str, action: int, amount: int = 0, table: str = "tables/t1", **kw: Any) -> Any:
+async def act(
+    stub: Any, player: str, action: pb.ActionType.ValueType, amount: int = 0, table: str = "tables/t1", **kw: Any
+) -> Any:
     return await stub.Act(
-        pb.ActRequest(request_id=kw.pop("request_id", rid()), table=table, player_id=player, action=action, amount=amount, **kw)
+        pb.ActRequest(
+            request_id=kw.pop("request_id", rid()),
+            table=table,
+            player_id=player,
+            action=action,
+            amount=amount,
+            **kw,
+        )
     )
 
 

@@ -10,7 +10,16 @@ import pytest
 from poker.table.v1 import table_service_pb2 as pb
 from services.table.store import MemoryTableEvents
 from shell.client import rich_error
-from tests.services.table.helpers import FakeWallet, Running, act, create, join, rid, serve, start_hand, to_act
+from tests.services.table.helpers import (
+    FakeWallet,
+    Running,
+    act,
+    create,
+    join,
+    serve,
+    start_hand,
+    to_act,
+)
 
 
 @pytest.fixture
@@ -50,7 +59,8 @@ async def test_full_hand_heads_up(svc: Running) -> None:
     assert len(hand.board) == 5
     assert sum(p.amount for p in hand.payouts) == 4
     assert hand.deck_commitment == "c0ffee"
-    assert hand.first_version > 0 and hand.last_version > hand.first_version
+    assert hand.first_version > 0
+    assert hand.last_version > hand.first_version
 
 
 async def test_redaction_and_seat_ownership(svc: Running) -> None:
@@ -60,7 +70,8 @@ async def test_redaction_and_seat_ownership(svc: Running) -> None:
     await start_hand(svc.stub, "h1")
     ann = (await svc.stub.GetTable(pb.GetTableRequest(name="tables/t1", viewer_player_id="ann"))).table
     mine = {s.player_id: list(s.hole_cards) for s in ann.seats if s.player_id}
-    assert all(c for c in mine["ann"]) and len(mine["ann"]) == 2
+    assert len(mine["ann"]) == 2
+    assert all(c for c in mine["ann"])
     assert mine["bob"] == ["", ""]
     spectator = (await svc.stub.GetTable(pb.GetTableRequest(name="tables/t1"))).table
     assert all(c == "" for s in spectator.seats for c in s.hole_cards)
@@ -68,13 +79,17 @@ async def test_redaction_and_seat_ownership(svc: Running) -> None:
     with pytest.raises(grpc.RpcError) as caught:
         await act(svc.stub, "cat", pb.ACTION_TYPE_FOLD)
     err = rich_error(caught.value)
-    assert (err.code, err.reason, err.domain) == (grpc.StatusCode.PERMISSION_DENIED, "SEAT_NOT_OWNED", "poker.table")
+    assert (err.code, err.reason, err.domain) == (
+        grpc.StatusCode.PERMISSION_DENIED,
+        "SEAT_NOT_OWNED",
+        "poker.table",
+    )
     waiting = "bob" if to_act(ann) == "ann" else "ann"
     with pytest.raises(grpc.RpcError) as caught:
         await act(svc.stub, waiting, pb.ACTION_TYPE_CHECK)
     err = rich_error(caught.value)
     assert err.code == grpc.StatusCode.FAILED_PRECONDITION
     assert err.reason == "NOT_YOUR_TURN"
-    assert err.metadata["toAct"] == str(ann.current_hand.to_act.seat - 1)
+    assert err.metadata["toAct"] == str(ann.current_hand.to_act.seat)
     after = (await svc.stub.GetTable(pb.GetTableRequest(name="tables/t1"))).table
     assert after.version == ann.version  # nothing appended on error

@@ -44,6 +44,10 @@ async def test_unknown_table_is_not_found(nats_url: str) -> None:
             with pytest.raises(grpc.RpcError) as caught:
                 await stub.GetTable(pb.GetTableRequest(name="tables/t1"), timeout=5)
         err = rich_error(caught.value)
-        assert (err.code, err.reason, err.metadata["tableId"]) == (grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", "t1")
+        assert (err.code, err.reason, err.metadata["tableId"]) == (
+            grpc.StatusCode.NOT_FOUND,
+            "TABLE_NOT_FOUND",
+            "t1",
+        )
     finally:
         await running.stop()
