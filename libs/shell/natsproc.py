@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import sysconfig
@@ -67,15 +68,22 @@ class NatsServer:
         host: str = "127.0.0.1",
         name: str = "poker-local",
         log_file: Path | str | None = None,
+        cluster_name: str = "",
+        cluster_port: int = 0,
+        routes: tuple[str, ...] = (),
     ) -> None:
         self.data_dir = Path(data_dir)
         self.host = host
         self.requested_port = port
         self.name = name
         self.log_file = Path(log_file) if log_file is not None else self.data_dir / "nats-server.log"
+        self.cluster_name = cluster_name
+        self.cluster_port = cluster_port
+        self.routes = routes
         self.port = 0
         self.monitor_port = 0
         self._process: subprocess.Popen[bytes] | None = None
+        self._ports_dir = self.data_dir / "ports"
 
     @property
     def url(self) -> str:
@@ -89,7 +97,8 @@ class NatsServer:
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
-    def start(self, timeout: float = READY_TIMEOUT) -> NatsServer:
+    def start(self, timeout: float = READY_TIMEOUT, *, wait: bool = True) -> NatsServer:
+        """Start; with ``wait`` (default) return only once healthy."""
         if self._process is not None:
             raise NatsServerError("already started")
         store = self.data_dir / "jetstream"
@@ -109,6 +118,12 @@ class NatsServer:
             "--ports_file_dir", str(ports_dir),
             "--log", str(self.log_file),
         ]  # fmt: skip
+        if self.cluster_name:
+            args += [
+                "--cluster_name", self.cluster_name,
+                "--cluster", f"nats://{self.host}:{self.cluster_port}",
+                "--routes", ",".join(self.routes),
+            ]  # fmt: skip
         self._process = subprocess.Popen(  # noqa: S603 - fixed binary, arguments we built
             args,
             stdin=subprocess.DEVNULL,
@@ -118,12 +133,17 @@ class NatsServer:
             # stops the services first and the server last.
             start_new_session=True,
         )
+        self._ports_dir = ports_dir
+        if wait:
+            self.wait_ready(timeout)
+        return self
+
+    def wait_ready(self, timeout: float = READY_TIMEOUT) -> None:
         try:
-            self._wait_ready(ports_dir, timeout)
+            self._wait_ready(self._ports_dir, timeout)
         except BaseException:
             self.stop()
             raise
-        return self
 
     def _wait_ready(self, ports_dir: Path, timeout: float) -> None:
         assert self._process is not None
@@ -145,12 +165,22 @@ class NatsServer:
         raise NatsServerError(f"nats-server not ready after {timeout}s; see {self.log_file}")
 
     def _healthy(self) -> bool:
-        url = f"http://{self.host}:{self.monitor_port}/healthz?js-enabled-only=true"
+        # Clustered: wait for the full JetStream health (meta leader known, assets current).
+        query = "" if self.cluster_name else "?js-enabled-only=true"
+        url = f"http://{self.host}:{self.monitor_port}/healthz{query}"
         try:
             with urllib.request.urlopen(url, timeout=1.0) as response:
                 return bool(response.status == 200)
         except (urllib.error.URLError, OSError):
             return False
+
+    def kill(self) -> None:
+        """SIGKILL (a crash, for failover tests) and reap."""
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
+        self.port = self.monitor_port = 0
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> int | None:
         """Terminate (then kill if needed) and reap; returns the exit code, None if never started."""
@@ -164,9 +194,76 @@ class NatsServer:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        self.port = self.monitor_port = 0
         return process.returncode
 
     def __enter__(self) -> NatsServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port free right now (for cluster route ports, which must be known before starting)."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+class NatsCluster:
+    """``size`` clustered ``nats-server -js`` processes on 127.0.0.1 (for R3 tests and demos).
+
+    Each node keeps its store in ``data_dir/n<i>``; ``stop_node``/``kill_node``/``start_node``
+    exercise failover. Route ports are chosen up front (free at that moment).
+    """
+
+    def __init__(self, *, data_dir: Path | str, size: int = 3, name: str = "poker-test") -> None:
+        self.data_dir = Path(data_dir)
+        ports = [free_port() for _ in range(size)]
+        routes = tuple(f"nats://127.0.0.1:{p}" for p in ports)
+        self.nodes = [
+            NatsServer(
+                data_dir=self.data_dir / f"n{i + 1}",
+                name=f"n{i + 1}",
+                cluster_name=name,
+                cluster_port=ports[i],
+                routes=routes,
+            )
+            for i in range(size)
+        ]
+
+    @property
+    def urls(self) -> list[str]:
+        return [node.url for node in self.nodes if node.running]
+
+    def start(self, timeout: float = READY_TIMEOUT) -> NatsCluster:
+        try:
+            for node in self.nodes:
+                node.start(timeout, wait=False)
+            for node in self.nodes:
+                node.wait_ready(timeout)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def start_node(self, index: int, timeout: float = READY_TIMEOUT) -> None:
+        self.nodes[index].start(timeout)
+
+    def stop_node(self, index: int) -> int | None:
+        return self.nodes[index].stop()
+
+    def kill_node(self, index: int) -> None:
+        self.nodes[index].kill()
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+
+    def __enter__(self) -> NatsCluster:
         return self.start()
 
     def __exit__(

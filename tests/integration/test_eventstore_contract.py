@@ -1,5 +1,6 @@
-"""ONE contract for every event store: the same tests against InMemoryEventStore and against
-JetStreamEventStore on a real nats-server (fixture ``nats_url``: free loopback port, temp dir).
+"""ONE contract for every event store: the same tests against InMemoryEventStore, against
+JetStreamEventStore on a real nats-server (fixture ``nats_url``: free loopback port, temp dir),
+and against JetStreamEventStore on a real 3-node cluster with R3 streams (``nats_cluster``).
 
 Lost acks are simulated by subclassing a store's single raw-publish method: the real publish
 happens (or not) and then a ``TimeoutError`` is raised, exactly what a client sees when an ack is
@@ -102,7 +103,7 @@ async def _lossy(faults: Faults, publish: Callable[..., Awaitable[Any]], *args: 
 Factory = Callable[[Faults], Awaitable[Any]]
 
 
-@pytest.fixture(params=["memory", "jetstream"])
+@pytest.fixture(params=["memory", "jetstream", "jetstream-r3"])
 async def make_store(request: pytest.FixtureRequest) -> AsyncIterator[Factory]:
     if request.param == "memory":
 
@@ -113,11 +114,16 @@ async def make_store(request: pytest.FixtureRequest) -> AsyncIterator[Factory]:
 
         yield make_memory
         return
-    url: str = request.getfixturevalue("nats_url")
-    nc = await nats.connect(url)
+    if request.param == "jetstream":
+        urls = [request.getfixturevalue("nats_url")]
+        replicas = 1
+    else:  # a 3-node cluster with R3 streams: conflicts may be 10164, retries duplicate acks
+        urls = request.getfixturevalue("nats_cluster").urls
+        replicas = 3
+    nc = await nats.connect(urls)
     js = nc.jetstream()
-    await ensure_stream(js, TABLE_EVENTS)
-    await ensure_stream(js, TABLE_SNAPSHOTS)
+    await ensure_stream(js, dataclasses.replace(TABLE_EVENTS, replicas=replicas))
+    await ensure_stream(js, dataclasses.replace(TABLE_SNAPSHOTS, replicas=replicas))
 
     async def make_jetstream(faults: Faults) -> Any:
         store = LossyJetStream(js, stream=TABLE_EVENTS.name, publish_timeout=2.0)
