@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-COMMANDS: tuple[str, ...] = ("phh", "up", "rng", "ledger")
+COMMANDS: tuple[str, ...] = ("phh", "up", "rng", "ledger", "sim")
 
 
 def build_parser() -> argparse.ArgumentParser:

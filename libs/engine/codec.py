@@ -1,0 +1,246 @@
+"""Lossless JSON-compatible encoding of engine values (events, commands, rules, setups).
+
+Services persist engine events with this codec, so its output is a storage format: field names
+are the dataclass field names, the class goes in ``"type"``, enums are stored as their values,
+cards as two-character strings (``"As"``), tuples as lists. Decoding is driven by the field
+annotations of the registered class, so the encoded form carries no Python-specific tags besides
+the type name.
+
+Theory of operation: ``encode`` walks a value and needs nothing but the value. ``decode`` reads
+``"type"``, looks the class up in the registry, and converts each field from JSON by that field's
+annotation (``int``, ``str``, ``bool``, ``X | None``, ``tuple[X, ...]``, ``tuple[X, Y]``, enums,
+``Card``, nested dataclasses, and unions of registered dataclasses, which carry their own
+``"type"``). The registry is filled with every dataclass of the engine modules named in
+``_DEFAULT_MODULES`` on first use; other modules call ``register``. Two classes with one name
+are refused, because the name is what is stored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import types
+import typing
+from collections.abc import Mapping
+from enum import Enum
+from typing import Any, Final, TypeAlias, Union
+
+from engine.cards import Card, parse_card
+from engine.errors import EngineError
+
+JSON: TypeAlias = dict[str, Any]
+
+# Engine modules whose dataclasses are persisted. A module listed here that does not exist yet
+# is skipped, so the codec works while sibling modules are being written.
+_DEFAULT_MODULES: Final = (
+    "engine.rules",
+    "engine.hand_setup",
+    "engine.seating",
+    "engine.blinds",
+    "engine.hand",
+    "engine.hand_events",
+    "engine.events",
+    "engine.commands",
+    "engine.table_events",
+    "engine.table",
+)
+
+_registry: dict[str, type[Any]] = {}
+_hints: dict[type[Any], dict[str, Any]] = {}
+_loaded: set[str] = set()  # default modules already registered
+
+
+class CodecError(EngineError):
+    """A value that cannot be encoded, or a document that does not decode to an engine value."""
+
+    reason = "CODEC_ERROR"
+
+    def __init__(self, *, problem: str) -> None:
+        super().__init__(f"codec: {problem}", problem=problem)
+        self.problem = problem
+
+
+def register(*classes: type[Any]) -> None:
+    """Make dataclasses encodable under their class name (idempotent for the same class)."""
+    for cls in classes:
+        if not dataclasses.is_dataclass(cls):
+            raise CodecError(problem=f"{cls!r} is not a dataclass")
+        known = _registry.get(cls.__name__)
+        if known is not None and known is not cls:
+            raise CodecError(problem=f"two classes named {cls.__name__}: {known!r} and {cls!r}")
+        _registry[cls.__name__] = cls
+
+
+def _load_defaults() -> None:
+    if len(_loaded) == len(_DEFAULT_MODULES):
+        return
+    for name in _DEFAULT_MODULES:
+        if name in _loaded:
+            continue
+        _loaded.add(name)
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:  # a listed module exists but is broken: say so
+                raise
+            continue
+        register_module(module)
+
+
+def register_module(module: types.ModuleType) -> None:
+    """Register every dataclass defined in ``module`` (not the ones it merely imports)."""
+    for value in vars(module).values():
+        if (
+            isinstance(value, type)
+            and dataclasses.is_dataclass(value)
+            and value.__module__ == module.__name__
+        ):
+            register(value)
+
+
+def registered() -> dict[str, type[Any]]:
+    """The registry (type name to class), defaults included."""
+    _load_defaults()
+    return dict(_registry)
+
+
+def encode(obj: object) -> JSON:
+    """Encode a registered dataclass instance as a JSON-compatible dict with its ``"type"``."""
+    _load_defaults()
+    if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
+        raise CodecError(problem=f"only dataclass instances are encoded, not {type(obj).__name__}")
+    encoded = _encode_value(obj)
+    assert isinstance(encoded, dict)
+    return encoded
+
+
+def decode(doc: Mapping[str, Any]) -> Any:
+    """Rebuild the engine value ``encode`` produced."""
+    _load_defaults()
+    return _decode_dataclass(doc, None)
+
+
+def _encode_value(value: object) -> Any:
+    if isinstance(value, Enum):  # first: StrEnum values are also str
+        return value.value
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, Card):
+        return str(value)
+    if isinstance(value, tuple | list):
+        return [_encode_value(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        cls = type(value)
+        if _registry.get(cls.__name__) is not cls:
+            raise CodecError(problem=f"{cls.__module__}.{cls.__name__} is not registered")
+        out: JSON = {"type": cls.__name__}
+        for f in dataclasses.fields(value):
+            out[f.name] = _encode_value(getattr(value, f.name))
+        return out
+    raise CodecError(problem=f"cannot encode a {type(value).__name__}")
+
+
+def _field_hints(cls: type[Any]) -> dict[str, Any]:
+    hints = _hints.get(cls)
+    if hints is None:
+        hints = typing.get_type_hints(cls)
+        _hints[cls] = hints
+    return hints
+
+
+def _decode_dataclass(doc: object, expected: type[Any] | None) -> Any:
+    if not isinstance(doc, Mapping):
+        raise CodecError(problem=f"expected an object, got {type(doc).__name__}")
+    name = doc.get("type")
+    cls = _registry.get(name) if isinstance(name, str) else expected
+    if cls is None:
+        raise CodecError(problem=f"unknown type {name!r}")
+    if expected is not None and name is not None and not issubclass(cls, expected):
+        raise CodecError(problem=f"{name} where a {expected.__name__} was expected")
+    hints = _field_hints(cls)
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.name in doc:
+            kwargs[f.name] = _decode_value(doc[f.name], hints[f.name])
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise CodecError(problem=f"{cls.__name__}.{f.name} is missing")
+    unknown = set(doc) - {"type"} - {f.name for f in dataclasses.fields(cls)}
+    if unknown:
+        raise CodecError(problem=f"{cls.__name__} has no fields {sorted(unknown)}")
+    try:
+        return cls(**kwargs)
+    except EngineError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise CodecError(problem=f"{cls.__name__}: {exc}") from exc
+
+
+def _decode_value(value: Any, hint: Any) -> Any:
+    if hint is Any:
+        return value
+    origin = typing.get_origin(hint)
+    if origin is Union or origin is types.UnionType:
+        return _decode_union(value, typing.get_args(hint))
+    if origin is tuple:
+        args = typing.get_args(hint)
+        if not isinstance(value, list):
+            raise CodecError(problem=f"expected a list, got {type(value).__name__}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_decode_value(v, args[0]) for v in value)
+        if len(args) != len(value):
+            raise CodecError(problem=f"expected {len(args)} items, got {len(value)}")
+        return tuple(_decode_value(v, a) for v, a in zip(value, args, strict=True))
+    if origin is typing.Literal:
+        if value not in typing.get_args(hint):
+            raise CodecError(problem=f"{value!r} is not one of {typing.get_args(hint)}")
+        return value
+    if isinstance(hint, type):
+        if hint is Card:
+            if not isinstance(value, str):
+                raise CodecError(problem=f"a card is a string, not {value!r}")
+            return parse_card(value)
+        if issubclass(hint, Enum):
+            try:
+                return hint(value)
+            except ValueError as exc:
+                raise CodecError(problem=f"{value!r} is not a {hint.__name__}") from exc
+        if hint is bool:
+            if not isinstance(value, bool):
+                raise CodecError(problem=f"expected a bool, got {value!r}")
+            return value
+        if hint is int:
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise CodecError(problem=f"expected an int, got {value!r}")
+            return value
+        if hint is str:
+            if not isinstance(value, str):
+                raise CodecError(problem=f"expected a string, got {value!r}")
+            return value
+        if dataclasses.is_dataclass(hint):
+            return _decode_dataclass(value, hint)
+        if hint is type(None):
+            if value is not None:
+                raise CodecError(problem=f"expected null, got {value!r}")
+            return None
+    raise CodecError(problem=f"no decoder for {hint!r}")
+
+
+def _decode_union(value: Any, options: tuple[Any, ...]) -> Any:
+    if value is None:
+        if type(None) in options:
+            return None
+        raise CodecError(problem="null where a value is required")
+    if isinstance(value, Mapping) and isinstance(value.get("type"), str):
+        cls = _registry.get(value["type"])
+        if cls is None:
+            raise CodecError(problem=f"unknown type {value['type']!r}")
+        return _decode_dataclass(value, None)
+    errors: list[str] = []
+    for option in options:
+        if option is type(None):
+            continue
+        try:
+            return _decode_value(value, option)
+        except CodecError as exc:
+            errors.append(exc.problem)
+    raise CodecError(problem=f"{value!r} matches no option: {'; '.join(errors)}")
