@@ -183,15 +183,20 @@ def evaluate(rules: Rules, hole: Sequence[Card], board: Sequence[Card]) -> HandV
     Hold'em and Six Plus use the best five of all the cards (five to seven); Omaha uses
     exactly two of the hole cards and three of the board cards (three to five on the board).
     """
-    ids = [_card_id(c) for c in hole]
-    ids.extend(_card_id(c) for c in board)
+    suit = _SUIT_ID
+    # Inlined Card -> id (see _card_id): this function runs for every player at every showdown.
+    ids = [((c.rank - 2) << 2) | suit[c.suit] for c in (*hole, *board)]
+    n, game = len(ids), rules.game
+    # Fast path for well-formed hands; anything else goes through _check for the exact reason.
+    if 5 <= n <= len(hole) + 5 and len(set(ids)) == n and len(hole) == rules.hole_cards:
+        if game is Game.HOLDEM:
+            return HandValue(_standard_keys()[_PHE_BY_COUNT[n](*ids)])
+        if game is Game.OMAHA and n >= 7:
+            return HandValue(_omaha_key(ids[:4], ids[4:]))
+        if game is Game.SIX_PLUS and min(ids) >= _SIX_ID:
+            return HandValue(_short_deck_key(ranking_for(rules), ids))
     _check(rules, hole, board, ids)
-    game = rules.game
-    if game is Game.HOLDEM:
-        return HandValue(_standard_keys()[_PHE_BY_COUNT[len(ids)](*ids)])
-    if game is Game.OMAHA:
-        return HandValue(_omaha_key(ids[: len(hole)], ids[len(hole) :]))
-    return HandValue(_short_deck_key(ranking_for(rules), ids))
+    raise AssertionError("_check accepts only what the fast path handles")  # pragma: no cover
 
 
 def evaluate_five(ranking: Ranking, cards: Sequence[Card]) -> HandValue:
@@ -213,6 +218,7 @@ def _card_id(card: Card) -> int:
 
 
 _SUIT_ID: Final = {s: i for i, s in enumerate(SUIT_CHARS)}
+_SIX_ID: Final = (6 - 2) * 4  # the lowest card id of the 36-card deck (6c)
 
 
 def _fmt(cards: Iterable[Card]) -> str:
@@ -231,7 +237,7 @@ def _check(rules: Rules, hole: Sequence[Card], board: Sequence[Card], ids: list[
         problem = f"need at least 5 cards, got {len(ids)}"
     elif len(set(ids)) != len(ids):
         problem = "a card appears twice"
-    elif rules.game is Game.SIX_PLUS and min(ids) < (6 - 2) * 4:
+    elif rules.game is Game.SIX_PLUS and min(ids) < _SIX_ID:
         problem = "cards 2 to 5 are not in the 36-card deck"
     if problem:
         raise InvalidHand(problem=problem, hole=_fmt(hole), board=_fmt(board))
@@ -371,18 +377,15 @@ def _short_deck_tables(ranking: Ranking) -> tuple[dict[int, int], tuple[int, ...
     return plain, tuple(flush)
 
 
+_ID_BASE5: Final = tuple(_BASE5[(i >> 2) + 2] for i in range(52))
+_ID_BIT: Final = tuple(1 << ((i >> 2) + 2) for i in range(52))
+
+
 def _short_deck_key(ranking: Ranking, ids: list[int]) -> int:
     plain, flush = _short_deck_tables(ranking)
-    multiset = 0
-    suit_masks = [0, 0, 0, 0]
-    suit_counts = [0, 0, 0, 0]
-    for i in ids:
-        rank = (i >> 2) + 2
-        multiset += _BASE5[rank]
-        suit_masks[i & 3] |= 1 << rank
-        suit_counts[i & 3] += 1
-    best = plain[multiset]
+    best = plain[sum([_ID_BASE5[i] for i in ids])]
+    suits = [i & 3 for i in ids]
     for suit in range(4):
-        if suit_counts[suit] >= 5:
-            best = max(best, flush[suit_masks[suit]])
+        if suits.count(suit) >= 5:  # at most one suit can hold five of seven cards
+            return max(best, flush[sum([_ID_BIT[i] for i in ids if i & 3 == suit])])
     return best
