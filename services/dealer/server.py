@@ -1,4 +1,5 @@
-"""Wiring: NATS connection, the gRPC server, and a clean stop."""
+"""Wiring: NATS connection, clients of rng/table/wallet, the audit stream, the feed, the gRPC
+server, and a clean stop (feed first, then the drivers, then the server and connections)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,19 @@ import asyncio
 from dataclasses import dataclass
 
 import nats
+from grpc import aio
 from nats.aio.client import Client as Nats
 
 from poker.dealer.v1 import dealer_service_pb2 as pb
 from poker.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
+from services.dealer.app import DealerApp, DealerSettings
+from services.dealer.audit import JetStreamAudit
+from services.dealer.clients import GrpcRng, GrpcTable, GrpcWallet
 from services.dealer.config import DealerConfig
+from services.dealer.feed import TableFeed
+from services.dealer.handlers import DealerServicer
+from services.dealer.pauses import KvPauseStore
+from shell.client import channel
 from shell.logs import configure_logging
 from shell.server import RunningServer, ServiceSpec, start_server
 
@@ -27,17 +36,39 @@ def spec(servicer: pb_grpc.DealerServiceServicer) -> ServiceSpec:
 class DealerServer:
     server: RunningServer
     nc: Nats
+    app: DealerApp
+    feed: TableFeed
+    channels: list[aio.Channel]
 
     async def stop(self) -> None:
+        await self.feed.stop()
+        await self.app.stop()
         await self.server.stop()
+        for chan in self.channels:
+            await chan.close()
         await self.nc.drain()
 
 
 async def start(config: DealerConfig) -> DealerServer:
     nc = await nats.connect(config.shell.nats_url, name="dealer")
-    # The process manager comes with issue 7: the generated base servicer answers UNIMPLEMENTED.
-    servicer = pb_grpc.DealerServiceServicer()  # type: ignore[abstract]  # concrete at runtime
-    return DealerServer(server=await start_server(config.shell, [spec(servicer)]), nc=nc)
+    js = nc.jetstream()
+    audit = JetStreamAudit(js)
+    await audit.ensure()
+    chans = [channel(config.rng_target), channel(config.table_target), channel(config.wallet_target)]
+    timeout, attempts = config.call_timeout, config.call_attempts
+    app = DealerApp(
+        rng=GrpcRng(chans[0], timeout=timeout, attempts=attempts),
+        table=GrpcTable(chans[1], timeout=timeout, attempts=attempts),
+        wallet=GrpcWallet(chans[2], timeout=timeout, attempts=attempts),
+        audit=audit,
+        settings=DealerSettings(hand_delay=config.hand_delay_ms / 1000),
+        pauses=await KvPauseStore.open(js),
+    )
+    await app.load_pauses()
+    feed = TableFeed(js, app, stream=config.table_stream)
+    server = await start_server(config.shell, [spec(DealerServicer(app, pending=feed.pending))])
+    feed.start()
+    return DealerServer(server=server, nc=nc, app=app, feed=feed, channels=chans)
 
 
 async def main(stop: asyncio.Event) -> int:
