@@ -138,7 +138,12 @@ async def start_hand(
 
 
 async def act(
-    stub: Any, player: str, action: pb.ActionType.ValueType, amount: int = 0, table: str = "tables/t1", **kw: Any
+    stub: Any,
+    player: str,
+    action: pb.ActionType.ValueType,
+    amount: int = 0,
+    table: str = "tables/t1",
+    **kw: Any,
 ) -> Any:
     return await stub.Act(
         pb.ActRequest(
