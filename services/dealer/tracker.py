@@ -68,7 +68,7 @@ class TableTrack:
         event = decode_event(recorded)
         if event is None:
             if recorded.type == HAND_VOIDED:
-                self._void()
+                self._void(_returned(recorded))
             else:
                 self.skipped += 1
             return
@@ -77,12 +77,6 @@ class TableTrack:
             return
         if self.state is None:
             self.skipped += 1  # nothing before TableOpened counts
-            return
-        if _is_void(event):
-            # The engine knows HandVoided: it restores the stacks itself.
-            engine_table.evolve(self.state, event)
-            if self.current is not None:
-                self.current.voided = True
             return
         engine_table.evolve(self.state, event)
         if isinstance(event, HandScheduled):
@@ -100,9 +94,11 @@ class TableTrack:
         if isinstance(event, HandEvent):
             self.current.events += 1
 
-    def _void(self) -> None:
-        """A void the engine does not model: every chip committed returns to its owner, so each
-        seat dealt in gets its starting stack back and the table is between hands again."""
+    def _void(self, returned: dict[int, int] | None) -> None:
+        """``HandVoided`` (a table-service event, ``services.table.events``; the engine has no
+        void): every chip committed returns to its owner, so each seat still seated gets its
+        stack from the start of the hand back (``returned``, or the hand's own start stacks),
+        and the table is between hands again, as ``services.table.model`` folds it."""
         state = self.state
         if state is None or state.hand is None:
             return
@@ -110,7 +106,9 @@ class TableTrack:
         for seat, i in hs.index_of.items():
             occupant = state.seats.get(seat)
             if occupant is not None:
-                occupant.stack = hs.start_stacks[i]
+                occupant.stack = (
+                    hs.start_stacks[i] if returned is None else returned.get(seat, occupant.stack)
+                )
         state.hand = None
         state.turn_extra = None
         if self.current is not None:
@@ -139,10 +137,6 @@ class TableTrack:
         return state is not None and state.hand is not None and hand.is_over(state.hand)
 
 
-def _is_void(event: engine_table.TableLogEvent) -> bool:
-    return type(event).__name__ == HAND_VOIDED
-
-
 def decode_event(recorded: RecordedEvent) -> engine_table.TableLogEvent | None:
     """The engine value of a recorded event, or None if the engine has no such type."""
     try:
@@ -157,3 +151,11 @@ def decode_event(recorded: RecordedEvent) -> engine_table.TableLogEvent | None:
     except codec.CodecError:
         return None
     return value if isinstance(value, engine_table.TableLogEvent) else None
+
+
+def _returned(recorded: RecordedEvent) -> dict[int, int] | None:
+    try:
+        doc = json.loads(recorded.payload)
+        return {int(e["seat"]): int(e["amount"]) for e in doc["returned"]}
+    except (ValueError, KeyError, TypeError):
+        return None

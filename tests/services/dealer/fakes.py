@@ -166,14 +166,16 @@ class FakeTable:
         log = self.tables[table_id]
         state = self.state(table_id)
         if state.hand is None or state.hand.hand_id != hand_id:
-            raise failed("table", "VoidHand", "HAND_ALREADY_FINISHED")
+            raise failed("table", "VoidHand", "HAND_NOT_LIVE")
         # The engine has no void yet: record the fact; the fake's own fold restores the stacks.
         hs = state.hand
         for seat, i in hs.index_of.items():
             if seat in state.seats:
                 state.seats[seat].stack = hs.start_stacks[i]
         state.hand = None
-        payload = json.dumps({"type": "HandVoided", "hand_id": hand_id, "reason": reason}).encode()
+        returned = [{"seat": seat, "amount": hs.start_stacks[i]} for seat, i in hs.index_of.items()]
+        doc = {"type": "HandVoided", "hand_id": hand_id, "reason": reason, "returned": returned}
+        payload = json.dumps(doc).encode()
         log.version += 1
         env = dataclasses.replace(
             envelope(table_id, log.version, []), events=(RecordedEvent(type="HandVoided", payload=payload),)
