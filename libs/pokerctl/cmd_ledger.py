@@ -88,9 +88,21 @@ class LedgerAudit:
         return out
 
 
+async def _quiet(_: Exception) -> None:
+    # nats-py logs every failed connection attempt with a traceback; the caller reports once.
+    return None
+
+
 async def audit_live(url: str, *, stream: str = WALLET_EVENTS.name, wait: float = 5.0) -> LedgerAudit:
     try:
-        nc = await nats.connect(url, connect_timeout=wait, max_reconnect_attempts=0, allow_reconnect=False)
+        nc = await nats.connect(
+            url,
+            connect_timeout=wait,
+            allow_reconnect=False,
+            max_reconnect_attempts=1,  # 0 would mean "forever" in nats-py
+            reconnect_time_wait=0.1,
+            error_cb=_quiet,
+        )
     except Exception as exc:
         raise LedgerUnreadable(f"cannot connect to {url}: {exc}") from exc
     try:
