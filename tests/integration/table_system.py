@@ -1,0 +1,58 @@
+"""A real wallet service and table-service instances on a real nats-server (integration tests)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from poker.wallet.v1 import wallet_service_pb2 as wpb
+from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
+from services.table.config import TableConfig
+from services.table.server import TableServer
+from services.table.server import start as start_table
+from services.wallet.config import WalletConfig
+from services.wallet.server import WalletServer
+from services.wallet.server import start as start_wallet
+from shell.client import channel
+
+CASHIER = (("x-caller", "cashier"),)
+
+
+async def wallet_service(nats_url: str) -> WalletServer:
+    return await start_wallet(
+        WalletConfig.from_env(
+            {"POKER_WALLET_PORT": "0", "POKER_NATS_URL": nats_url, "POKER_GRACE_SECONDS": "0.5"}
+        )
+    )
+
+
+async def table_service(
+    nats_url: str, wallet: WalletServer, instance: str, *, ttl: float = 10.0
+) -> TableServer:
+    return await start_table(
+        TableConfig.from_env(
+            {
+                "POKER_TABLE_PORT": "0",
+                "POKER_NATS_URL": nats_url,
+                "POKER_TABLE_WALLET": wallet.server.address,
+                "POKER_TABLE_INSTANCE": instance,
+                "POKER_TABLE_LEASE_TTL": str(ttl),
+                "POKER_GRACE_SECONDS": "0.5",
+            }
+        )
+    )
+
+
+async def deposit(wallet: WalletServer, player: str, amount: int) -> None:
+    async with channel(wallet.server.address) as chan:
+        stub: Any = wpb_grpc.WalletServiceStub(chan)
+        await stub.Deposit(
+            wpb.DepositRequest(request_id=str(uuid.uuid4()), player=player, amount=amount), metadata=CASHIER
+        )
+
+
+async def balance(wallet: WalletServer, account: str) -> int:
+    async with channel(wallet.server.address) as chan:
+        stub: Any = wpb_grpc.WalletServiceStub(chan)
+        reply = await stub.GetBalance(wpb.GetBalanceRequest(account=account))
+        return int(reply.balance.balance)
