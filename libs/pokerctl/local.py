@@ -113,6 +113,8 @@ class LocalSystem:
         # Every service finds the other services where this system started them.
         for other, proc in self.processes.items():
             env[f"POKER_{other.upper()}_TARGET"] = proc.address
+        if "wallet" in self.processes:  # the table service's own name for the wallet's address
+            env["POKER_TABLE_WALLET"] = self.processes["wallet"].address
         return env
 
     async def start(self) -> None:
