@@ -66,7 +66,9 @@ async def test_up_starts_every_service_healthy_and_stops_cleanly(tmp_path: Path)
         rest = await asyncio.wait_for(proc.stdout.read(), timeout=60)
         code = await proc.wait()
     assert code == 0, rest.decode()
-    assert "stopped:" in rest.decode()
+    stopped = next(line for line in rest.decode().splitlines() if line.startswith("stopped: "))
+    exit_codes = dict(part.rsplit(" ", 1) for part in stopped.removeprefix("stopped: ").split(", "))
+    assert exit_codes == dict.fromkeys([*services, "nats"], "0")  # every process exited cleanly
     for pid in [*nats_pids, *(pid for _, pid in services.values())]:
         assert not _alive(pid), f"process {pid} left running"
 
