@@ -15,6 +15,7 @@ returned. The plaintext seed lives only in local variables of one call and is ne
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from engine.cards import Card
@@ -95,18 +96,8 @@ class RngApp:
                 key_id=self._sealer.key_id,
             )
             sealed = self._sealer.seal(seed, self._aad(fresh))
-            del seed
-            stored = await self._store.create(
-                StoredShuffle(
-                    version=fresh.version,
-                    table_id=fresh.table_id,
-                    hand_id=fresh.hand_id,
-                    deck_size=fresh.deck_size,
-                    commitment=fresh.commitment,
-                    sealed_seed=sealed,
-                    key_id=fresh.key_id,
-                )
-            )
+            del seed  # the plaintext seed goes no further than this call
+            stored = await self._store.create(dataclasses.replace(fresh, sealed_seed=sealed))
             self._log.info("shuffle.committed", commitment=stored.commitment, version=stored.version)
         if stored.table_id != table_id or stored.deck_size != deck_size:
             raise HandIdReused(hand_id=hand_id)
