@@ -128,8 +128,10 @@ class LocalSystem:
             await self.stop()
             raise
 
-    def _spawn(self, name: str) -> None:
-        if self.free_ports:
+    def _spawn(self, name: str, *, port: int | None = None) -> None:
+        if port is not None:
+            pass  # a restart keeps the address the other services were given
+        elif self.free_ports:
             port = free_port()
         else:
             port = int(os.environ.get(f"POKER_{name.upper()}_PORT", DEFAULT_PORTS[name]))
@@ -164,6 +166,18 @@ class LocalSystem:
         raise StartError(
             f"{proc.name} not healthy after {READY_TIMEOUT}s; {proc.log_path}:\n" + _log_tail(proc.log_path)
         )
+
+    async def restart(self, name: str, *, kill: bool = True) -> None:
+        """Stop one service (SIGKILL: a crash; else SIGTERM) and start it again on the same
+        address; returns once it is healthy (end-to-end restart tests)."""
+        proc = self.processes.pop(name)
+        if kill:
+            proc.process.kill()
+            await asyncio.to_thread(proc.process.wait)
+        else:
+            await asyncio.to_thread(self._stop_one, proc.process)
+        self._spawn(name, port=int(proc.address.rsplit(":", 1)[1]))
+        await self._wait_healthy(self.processes[name])
 
     def exited(self) -> list[str]:
         """Services whose process has ended (while they should be running)."""
