@@ -39,6 +39,7 @@ _DEFAULT_MODULES: Final = (
     "engine.blinds",
     "engine.hand",
     "engine.hand_events",
+    "engine.betting",
     "engine.events",
     "engine.commands",
     "engine.table_events",

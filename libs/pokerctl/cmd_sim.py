@@ -95,10 +95,22 @@ def _bot_action(hs: hand.HandState, seat: int, rng: random.Random) -> Act:
     return Act(seat=seat, action=ActionKind.FOLD)
 
 
-def play_session(seed: int, hands: int, *, audit_every_hand: bool = False) -> SessionResult:
-    """Play ``hands`` hands at one random table; audit the log at every hand boundary."""
+def play_session(
+    seed: int,
+    hands: int,
+    *,
+    rules: Rules | None = None,
+    audit_every_hand: bool = False,
+    check_decide_is_pure: bool = False,
+) -> SessionResult:
+    """Play ``hands`` hands at one table (random rules unless given) and audit its log.
+
+    The audit checks every hand boundary in one pass over the log; ``audit_every_hand`` also
+    re-audits the whole log after each hand (quadratic: for short sessions in tests), and
+    ``check_decide_is_pure`` compares the state before and after every ``decide``.
+    """
     rng = random.Random(seed)  # noqa: S311 - simulation bots and decks, never a real shuffle
-    rules = random_rules(rng)
+    rules = random_rules(rng) if rules is None else rules
     table_id = f"sim-{seed}"
     result = SessionResult(table_id=table_id, rules=rules, hands=0)
     log = result.events
@@ -109,11 +121,15 @@ def play_session(seed: int, hands: int, *, audit_every_hand: bool = False) -> Se
     def run(command: tbl.Command) -> bool:
         nonlocal state
         result.commands += 1
+        before = state.snapshot() if check_decide_is_pure and state is not None else None
         try:
             new = tbl.decide(state, command)
         except EngineError:
             result.rejected += 1
             return False
+        finally:
+            if before is not None and state is not None and state.snapshot() != before:
+                result.problems.append(f"decide({type(command).__name__}) changed the state")
         if state is None:
             state = tbl.fold(new)
         else:
@@ -150,7 +166,7 @@ def play_session(seed: int, hands: int, *, audit_every_hand: bool = False) -> Se
                         run(SitIn(seat=seat))
             continue
         # A hand is running.
-        seat = hand.to_act(table.hand)
+        actor = hand.to_act(table.hand)
         occupied = sorted(table.seats)
         r = rng.random()
         if r < 0.03 and occupied:
@@ -165,11 +181,11 @@ def play_session(seed: int, hands: int, *, audit_every_hand: bool = False) -> Se
             run(SitDown(seat=rng.randrange(rules.seats), player=next(names), buy_in=_buy_in(rules, rng)))
         elif r < 0.07 and occupied:
             run(TopUp(seat=rng.choice(occupied), amount=rules.stakes.big_blind))  # refused: table stakes
-        elif seat is not None and (r < 0.12 or table.seats[seat].disconnected):
-            run(TimeOut(seat=seat, at_ms=clock))
-        elif seat is not None:
-            run(_bot_action(table.hand, seat, rng))
-        if table.hand is None and table.hands_played > result.hands:
+        elif actor is not None and (r < 0.12 or table.seats[actor].disconnected):
+            run(TimeOut(seat=actor, at_ms=clock))
+        elif actor is not None:
+            run(_bot_action(table.hand, actor, rng))
+        if _between_hands_now(table) and table.hands_played > result.hands:
             result.hands = table.hands_played
             if audit_every_hand:
                 found = audit(log, codec_round_trip=result.hands % 25 == 0)
@@ -179,6 +195,10 @@ def play_session(seed: int, hands: int, *, audit_every_hand: bool = False) -> Se
     if not result.problems:
         result.problems.extend(audit(log))
     return result
+
+
+def _between_hands_now(table: tbl.TableState) -> bool:
+    return table.hand is None
 
 
 def _between_hands(
