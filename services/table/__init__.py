@@ -1,7 +1,35 @@
 """The table service: owner of the table event streams (``poker.table.v1.TableService``).
 
-Wiring so far (foundation): configuration, the NATS connection, the JetStream streams and lease
-bucket the service writes, and a gRPC server with health and reflection. The handlers (commands
-decided by the engine, appended with optimistic concurrency, redacted views and watch streams)
-come with issue 7; until then every RPC answers UNIMPLEMENTED.
+Shape (STYLE.md): ``config`` (environment), ``server`` (wiring, clean stop), ``handlers`` (thin:
+identity, protobuf -> app -> protobuf), ``app`` (load -> fold -> decide -> append, retries,
+fencing, wallet flows), ``model`` (the fold of one table log), ``store`` (envelopes on JetStream
+or in memory, snapshots), ``snapshot`` (snapshot codec), ``ownership`` (partition leases),
+``wallet`` (the wallet port), ``mapping`` (pure protobuf <-> domain), ``errors``, ``events``
+(the service's own ``OwnerChanged`` and ``HandVoided``).
+
+Events the dealer reacts to
+---------------------------
+The log is the stream ``TABLE_EVENTS`` (``POKER_TABLE_STREAM``), one subject per table:
+``poker.table.<crc32(table_id) % 256>.<table_id>`` (``eventstore.subjects.table_subject``). Each
+message is one ``poker.common.v1.Envelope`` (one command's outcome: ``version`` gapless,
+``command_id`` = the RPC's ``request_id``, ``owner_epoch``); each ``Event`` has ``type`` = the
+class name and ``payload`` = ``engine.codec`` JSON (decode with
+``services.table.store.decode_events``). Subscribe to ``poker.table.>`` to see every table.
+The names a dealer needs:
+
+* ``TableOpened{table_id, rules}``: first event of a table (``rules.time`` holds the clocks).
+* ``PlayerSeated``, ``PlayerSatIn``, ``ChipsAdded``: a hand may now be startable (the dealer can
+  ask ``GetTable``: status ``TABLE_STATUS_BETWEEN_HANDS``).
+* ``HandScheduled{hand_id, plan}`` then ``HandStarted{hand_id, seats, button, commitment}``:
+  the hand the dealer started (stacks to reserve in the wallet: ``HandStarted.seats``).
+* Betting facts (``ForcedBetPosted``, ``Folded``, ``Checked``, ``Called``, ``BetPlaced``,
+  ``AllInProtected``, ``BoardDealt``, ``ShowdownStarted``, ...): restart the seat's clock; the
+  envelope's ``version`` is what ``TimeOutSeat.expected_version`` must carry.
+* ``PotAwarded{index, amount, rake, winners}`` and ``HandEnded{hand_id, stacks, payouts, rake}``
+  (last event of every played hand): settle the hand in the wallet; have rng reveal the seed.
+* ``HandVoided{hand_id, reason, returned}``: the hand was voided (``VoidHand``): release every
+  reservation in the wallet.
+* ``PlayerLeft{seat, player, chips}``: the table cashes the chips out itself.
+* ``DecisionTimedOut``, ``PlayerDisconnected``, ``PlayerReconnected{extra_ms}``: clock facts.
+* ``OwnerChanged{epoch, owner}``: another table-service instance now writes this table.
 """

@@ -10,7 +10,7 @@ Besides the shell's ``POKER_*`` settings (``shell.config``):
 * ``POKER_TABLE_WALLET`` (default ``127.0.0.1:50052``): the wallet service's address;
 * ``POKER_TABLE_INSTANCE`` (default ``table-<host>-<pid>``): this instance's name in leases and
   ``OwnerChanged`` events (shown to clients in NOT_OWNER errors);
-* ``POKER_TABLE_SNAPSHOT_EVERY`` (default 1): snapshot a table every N hands.
+* ``POKER_TABLE_SNAPSHOT_EVERY`` (default 10): snapshot a table every N hands.
 """
 
 from __future__ import annotations
@@ -48,5 +48,5 @@ class TableConfig:
             lease_ttl=env_float(env, "POKER_TABLE_LEASE_TTL", 10.0, minimum=1.0),
             wallet=env_str(env, "POKER_TABLE_WALLET", f"127.0.0.1:{DEFAULT_PORTS['wallet']}"),
             instance=env_str(env, "POKER_TABLE_INSTANCE", f"table-{socket.gethostname()}-{os.getpid()}"),
-            snapshot_every=env_int(env, "POKER_TABLE_SNAPSHOT_EVERY", 1, minimum=1),
+            snapshot_every=env_int(env, "POKER_TABLE_SNAPSHOT_EVERY", 10, minimum=1),
         )

@@ -8,6 +8,7 @@ shown only to its owner, or to everyone once shown at showdown; others are "" (h
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Sequence
 
@@ -211,6 +212,16 @@ def _duration(ms: int) -> Duration:
     return d
 
 
+@functools.lru_cache(maxsize=1024)
+def _config(rules: Rules) -> bytes:
+    return config_of(rules).SerializeToString()
+
+
+def config_cached(rules: Rules) -> pb.TableConfig:
+    """``config_of`` once per rules value (a table's rules never change)."""
+    return pb.TableConfig.FromString(_config(rules))
+
+
 def config_of(rules: Rules) -> pb.TableConfig:
     st = rules.stakes
     limits = rules.default_buy_in()
@@ -314,7 +325,7 @@ def table_view(model: TableModel, viewer: str | None) -> pb.Table:
     out = pb.Table(
         name=f"tables/{model.table_id}",
         table_id=model.table_id,
-        config=config_of(state.rules),
+        config=config_cached(state.rules),
         status=status,
         version=model.version,
         seats=_seats(model, view.hand, button),
@@ -326,7 +337,14 @@ def table_view(model: TableModel, viewer: str | None) -> pb.Table:
     live = model.current_hand
     if live is not None and view.hand is not None:
         out.current_hand.CopyFrom(
-            hand_of(model.table_id, live, model.hand_log, viewer, rules_holes=state.rules.hole_cards)
+            hand_of(
+                model.table_id,
+                live,
+                model.hand_log,
+                viewer,
+                rules_holes=state.rules.hole_cards,
+                live=state.hand,
+            )
         )
     return out
 
@@ -373,6 +391,7 @@ def hand_of(
     rules_holes: int,
     commitment: str = "",
     reveal_all: bool = False,
+    live: hand_engine.HandState | None = None,
 ) -> pb.Hand:
     """A hand from its log, redacted for ``viewer`` (a player id; None = spectator) unless
     ``reveal_all`` (auditors and the dealer, finished hands only)."""
@@ -386,7 +405,8 @@ def hand_of(
     )
     if not events:
         return out
-    hs = hand_engine.fold(events)
+    # The live hand's state is the cached table's (no re-fold on the hot path).
+    hs = live if live is not None else hand_engine.fold(events)
     seat = next((s for i, s in enumerate(hs.seats) if hs.players[i] == viewer), None) if viewer else None
     view = hand_engine.view(hs, seat)
     over = view.over or record.voided

@@ -23,6 +23,7 @@ from engine.seating import Debt, SeatStatus
 from services.table.model import HandRecord, Left, Outcome, TableModel
 
 FORMAT = 1
+SNAPSHOT_REQUESTS = 1_000  # request ids kept in a snapshot (retries come within seconds)
 
 
 class SnapshotUnusable(Exception):
@@ -55,7 +56,7 @@ def encode(model: TableModel) -> bytes:
                 o.pending_leave,
                 o.hand_id,
             ]
-            for rid, o in model.requests.items()
+            for rid, o in list(model.requests.items())[-SNAPSHOT_REQUESTS:]
         ],
         "hands": [
             [

@@ -1,0 +1,252 @@
+"""Table service: action round trip (client -> table -> engine -> append -> reply) and actions/s.
+
+Setup: a real nats-server, the wallet service and ONE table-service process (``python -m
+services.table``), each its own process as in production; the client runs in this process.
+Heads-up tables play check/call hands; each ``Act`` is one gRPC call that the table decides with
+the engine and appends to JetStream before answering.
+
+* latency: sequential actions at one table (p50/p99 over every ``Act``);
+* throughput: one driver per table, all tables at once, for a fixed time (actions/s served by
+  the one table-service process);
+* peers, same run: a bare gRPC call to the same server (health check) and a bare JetStream
+  append (publish with ``Nats-Expected-Last-Subject-Sequence`` and ``Nats-Msg-Id``) from here;
+  their sum is the floor of an action's round trip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import nats
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from engine.cards import STANDARD_DECK
+from poker.table.v1 import table_service_pb2 as pb
+from poker.table.v1 import table_service_pb2_grpc as pb_grpc
+from poker.wallet.v1 import wallet_service_pb2 as wpb
+from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
+from shell.client import channel, health_status
+from shell.natsproc import NatsServer
+
+DEALER = (("x-caller", "dealer"),)
+CASHIER = (("x-caller", "cashier"),)
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 3)
+
+
+async def _serving(target: str) -> None:
+    for _ in range(200):
+        try:
+            if await health_status(target) == "SERVING":
+                return
+        except Exception:
+            pass
+        await asyncio.sleep(0.05)
+    raise RuntimeError(f"{target} did not start")
+
+
+def _spawn(module: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    full = {**os.environ, "POKER_LOG_LEVEL": "warning", **env}
+    return subprocess.Popen(
+        [sys.executable, "-m", module],
+        cwd=ROOT,
+        env=full,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+class _Table:
+    def __init__(self, stub: Any, table_id: str, rng: random.Random) -> None:
+        self.stub = stub
+        self.table_id = table_id
+        self.name = f"tables/{table_id}"
+        self.rng = rng
+        self.hands = 0
+
+    async def setup(self) -> None:
+        config = pb.TableConfig(
+            game=pb.GAME_TEXAS_HOLDEM,
+            structure=pb.STRUCTURE_NO_LIMIT,
+            stakes=pb.Stakes(small_blind=1, big_blind=2),
+            seat_count=2,
+        )
+        await self.stub.CreateTable(
+            pb.CreateTableRequest(request_id=str(uuid.uuid4()), table_id=self.table_id, config=config)
+        )
+        for seat, player in ((1, f"{self.table_id}-a"), (2, f"{self.table_id}-b")):
+            await self.stub.JoinTable(
+                pb.JoinTableRequest(
+                    request_id=str(uuid.uuid4()), table=self.name, player_id=player, seat=seat, buy_in=200
+                )
+            )
+
+    async def start(self) -> pb.Table:
+        deck = list(STANDARD_DECK)
+        self.rng.shuffle(deck)
+        self.hands += 1
+        await self.stub.StartHand(
+            pb.StartHandRequest(
+                request_id=str(uuid.uuid4()),
+                table=self.name,
+                hand_id=f"{self.table_id}-h{self.hands}",
+                sealed_deck="".join(str(c) for c in deck).encode(),
+            ),
+            metadata=DEALER,
+        )
+        reply = await self.stub.GetTable(pb.GetTableRequest(name=self.name))
+        return reply.table  # type: ignore[no-any-return]
+
+    async def act(self, view: pb.Table, samples: list[float]) -> pb.Table:
+        if view.status != pb.TABLE_STATUS_IN_HAND or not view.current_hand.to_act.seat:
+            return await self.start()
+        legal = view.current_hand.to_act
+        seat = legal.seat
+        player = next(s.player_id for s in view.seats if s.seat == seat)
+        action = pb.ACTION_TYPE_CHECK if pb.ACTION_TYPE_CHECK in legal.actions else pb.ACTION_TYPE_CALL
+        t0 = time.perf_counter()
+        reply = await self.stub.Act(
+            pb.ActRequest(request_id=str(uuid.uuid4()), table=self.name, player_id=player, action=action)
+        )
+        samples.append(time.perf_counter() - t0)
+        return reply.table  # type: ignore[no-any-return]
+
+
+async def _peers(target: str, nats_url: str, n: int) -> dict[str, float]:
+    grpc_samples: list[float] = []
+    async with channel(target) as chan:
+        stub: Any = health_pb2_grpc.HealthStub(chan)
+        for _ in range(n):
+            t0 = time.perf_counter()
+            await stub.Check(health_pb2.HealthCheckRequest())
+            grpc_samples.append(time.perf_counter() - t0)
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    await js.add_stream(name="BENCH_PEER", subjects=["bench.peer.>"], duplicate_window=120)
+    append_samples: list[float] = []
+    last = 0
+    payload = b"x" * 600  # about one envelope
+    for i in range(n):
+        headers = {"Nats-Expected-Last-Subject-Sequence": str(last), "Nats-Msg-Id": f"peer:{i}:1"}
+        t0 = time.perf_counter()
+        ack = await js.publish("bench.peer.t1", payload, headers=headers)
+        append_samples.append(time.perf_counter() - t0)
+        last = ack.seq
+    await nc.close()
+    return {
+        "grpc_call_p50_ms": _pct(grpc_samples, 0.5),
+        "grpc_call_p99_ms": _pct(grpc_samples, 0.99),
+        "jetstream_append_p50_ms": _pct(append_samples, 0.5),
+        "jetstream_append_p99_ms": _pct(append_samples, 0.99),
+        "floor_p50_ms": round(_pct(grpc_samples, 0.5) + _pct(append_samples, 0.5), 3),
+    }
+
+
+async def _run(quick: bool) -> dict[str, object]:
+    latency_actions = 300 if quick else 3000
+    tables = 8 if quick else 16
+    seconds = 2.0 if quick else 10.0
+    with tempfile.TemporaryDirectory() as tmp:
+        server = NatsServer(data_dir=Path(tmp) / "nats")
+        server.start()
+        wallet_port, table_port = _free_port(), _free_port()
+        common = {"POKER_NATS_URL": server.url}
+        procs = [_spawn("services.wallet", {**common, "POKER_WALLET_PORT": str(wallet_port)})]
+        try:
+            await _serving(f"127.0.0.1:{wallet_port}")
+            procs.append(
+                _spawn(
+                    "services.table",
+                    {
+                        **common,
+                        "POKER_TABLE_PORT": str(table_port),
+                        "POKER_TABLE_WALLET": f"127.0.0.1:{wallet_port}",
+                    },
+                )
+            )
+            target = f"127.0.0.1:{table_port}"
+            await _serving(target)
+            async with channel(f"127.0.0.1:{wallet_port}") as wchan:
+                wallet: Any = wpb_grpc.WalletServiceStub(wchan)
+                for t in range(tables + 1):
+                    for side in "ab":
+                        await wallet.Deposit(
+                            wpb.DepositRequest(
+                                request_id=str(uuid.uuid4()), player=f"b{t}-{side}", amount=10**9
+                            ),
+                            metadata=CASHIER,
+                        )
+            async with channel(target) as chan:
+                stub: Any = pb_grpc.TableServiceStub(chan)
+                rng = random.Random(7)
+                # Latency: one table, one action at a time.
+                solo = _Table(stub, f"b{tables}", rng)
+                await solo.setup()
+                latency: list[float] = []
+                view = await solo.start()
+                for _ in range(50):  # warm-up
+                    view = await solo.act(view, [])
+                while len(latency) < latency_actions:
+                    view = await solo.act(view, latency)
+                # Throughput: every table at once.
+                drivers = [_Table(stub, f"b{t}", rng) for t in range(tables)]
+                for d in drivers:
+                    await d.setup()
+                counts: list[float] = []
+                deadline = time.perf_counter() + seconds
+
+                async def drive(d: _Table) -> None:
+                    v = await d.start()
+                    while time.perf_counter() < deadline:
+                        v = await d.act(v, counts)
+
+                t0 = time.perf_counter()
+                await asyncio.gather(*(drive(d) for d in drivers))
+                elapsed = time.perf_counter() - t0
+                hands = sum(d.hands for d in drivers)
+            peers = await _peers(target, server.url, 300 if quick else 2000)
+        finally:
+            for p in procs:
+                p.terminate()
+            for p in procs:
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+            server.stop()
+    return {
+        "action_p50_ms": _pct(latency, 0.5),
+        "action_p99_ms": _pct(latency, 0.99),
+        "actions_measured": len(latency),
+        "tables": tables,
+        "actions_per_s": round(len(counts) / elapsed, 1),
+        "hands_per_s": round(hands / elapsed, 1),
+        "concurrent_action_p50_ms": _pct(counts, 0.5),
+        "concurrent_action_p99_ms": _pct(counts, 0.99),
+        **peers,
+        "goals": {"action_p50_ms": 2.0, "action_p99_ms": 10.0, "actions_per_s": 1500},
+    }
+
+
+def run(quick: bool) -> dict[str, object]:
+    return asyncio.run(_run(quick))
