@@ -33,9 +33,9 @@ Betting rules live in ``engine.betting``, pots in ``engine.pots``, payouts in
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import assert_never
+from typing import Any, assert_never
 
 from engine import showdown
 from engine.betting import LegalActions, raise_block, raise_bounds, to_call
@@ -98,6 +98,7 @@ __all__ = [
     "PlayerView",
     "ProtectAllIn",
     "Show",
+    "begin",
     "decide",
     "evolve",
     "final_stacks",
@@ -256,6 +257,11 @@ class HandState:
 
 def start(setup: HandSetup) -> list[HandEvent]:
     """The opening events of a hand: started, forced bets, hole cards."""
+    return begin(setup)[1]
+
+
+def begin(setup: HandSetup) -> tuple[HandState, list[HandEvent]]:
+    """``start`` and the state those events fold to, without folding them twice."""
     rules = setup.rules
     seats = tuple(sorted(setup.seats, key=lambda s: s.seat))
     n = len(seats)
@@ -266,7 +272,7 @@ def start(setup: HandSetup) -> list[HandEvent]:
     needed = n * rules.hole_cards + 5
     if len(setup.deck) < needed:
         raise InvalidHandSetup(problem=f"deck of {len(setup.deck)} cards; {needed} are needed")
-    if len(set(setup.deck)) != len(setup.deck):
+    if len({(c.rank, c.suit) for c in setup.deck[:needed]}) != needed:
         raise InvalidHandSetup(problem="the deck holds a card twice")
     for s in seats:
         if s.stack <= 0:
@@ -309,7 +315,7 @@ def start(setup: HandSetup) -> list[HandEvent]:
         cards = tuple(deck[r * n + position] for r in range(k))
         _emit(state, events, HoleCardsDealt(seat=state.seats[i], cards=cards))
     _advance(state, events)  # everyone may be all-in from the blinds already
-    return events
+    return state, events
 
 
 def _ante_cap(setup: HandSetup, state: HandState) -> int:
@@ -392,123 +398,194 @@ def evolve(state: HandState, event: HandEvent) -> HandState:
 
 
 def _evolve(s: HandState, event: HandEvent) -> None:
-    match event:
-        case BetPlaced(seat=seat, to=to, amount=amount):
-            i = s.index_of[seat]
-            s.stack[i] -= amount
-            s.bet[i] = to
-            s.live[i] += amount
-            increment = to - s.highest
-            rules = s.rules
-            if rules.profile is Profile.PHH:
-                if increment >= s.inc:
-                    s.acted = [False] * s.n
-                s.inc = max(s.inc, increment)
-                if s.stack[i]:
-                    s.shorts.clear()
-                else:
-                    s.shorts.append(increment)
-                    if sum(s.shorts) >= s.inc:
-                        s.shorts.clear()
-            elif rules.structure is Structure.FIXED_LIMIT:
-                size = rules.stakes.small_bet if s.street < 2 else rules.stakes.big_bet
-                if 2 * (to - s.fl_base) >= size + size or 2 * increment >= size:
-                    s.fl_base = to  # a full bet, or half a bet or more all-in (LAR 129)
-            elif increment >= s.inc:
-                s.inc = increment
-            s.raises += 1
-            s.highest = to
-            s.acted[i] = True
-            s.faced[i] = to
-            s.last_aggressor = i
-            s.opener = i
-            # Everyone else still able to act must answer the new bet, in order after i.
-            q = []
-            n = s.n
-            for k in range(1, n):
-                j = (i + k) % n
-                if not s.folded[j] and s.stack[j] and not s.protected[j]:
-                    q.append(j)
-            s.queue = q
-        case Called(seat=seat, amount=amount):
-            i = s.index_of[seat]
-            s.stack[i] -= amount
+    # One handler per event type, found by type: a ``match`` over fifteen class patterns
+    # costs several isinstance checks per event, and evolve runs for every event of every
+    # replayed hand. A test checks that every member of the HandEvent union has a handler.
+    _APPLY[type(event)](s, event)
+
+
+def _on_bet_placed(s: HandState, event: BetPlaced) -> None:
+    seat = event.seat
+    to = event.to
+    amount = event.amount
+    i = s.index_of[seat]
+    s.stack[i] -= amount
+    s.bet[i] = to
+    s.live[i] += amount
+    increment = to - s.highest
+    rules = s.rules
+    if rules.profile is Profile.PHH:
+        if increment >= s.inc:
+            s.acted = [False] * s.n
+        s.inc = max(s.inc, increment)
+        if s.stack[i]:
+            s.shorts.clear()
+        else:
+            s.shorts.append(increment)
+            if sum(s.shorts) >= s.inc:
+                s.shorts.clear()
+    elif rules.structure is Structure.FIXED_LIMIT:
+        size = rules.stakes.small_bet if s.street < 2 else rules.stakes.big_bet
+        if 2 * (to - s.fl_base) >= size + size or 2 * increment >= size:
+            s.fl_base = to  # a full bet, or half a bet or more all-in (LAR 129)
+    elif increment >= s.inc:
+        s.inc = increment
+    s.raises += 1
+    s.highest = to
+    s.acted[i] = True
+    s.faced[i] = to
+    s.last_aggressor = i
+    s.opener = i
+    # Everyone else still able to act must answer the new bet, in order after i.
+    q = []
+    n = s.n
+    for k in range(1, n):
+        j = (i + k) % n
+        if not s.folded[j] and s.stack[j] and not s.protected[j]:
+            q.append(j)
+    s.queue = q
+
+
+def _on_called(s: HandState, event: Called) -> None:
+    seat = event.seat
+    amount = event.amount
+    i = s.index_of[seat]
+    s.stack[i] -= amount
+    s.bet[i] += amount
+    s.live[i] += amount
+    s.acted[i] = True
+    s.faced[i] = s.highest
+    s.queue.remove(i)
+
+
+def _on_checked(s: HandState, event: Checked) -> None:
+    seat = event.seat
+    i = s.index_of[seat]
+    s.acted[i] = True
+    s.faced[i] = s.highest
+    s.queue.remove(i)
+
+
+def _on_folded(s: HandState, event: Folded) -> None:
+    seat = event.seat
+    i = s.index_of[seat]
+    s.folded[i] = True
+    s.acted[i] = True
+    if i in s.queue:
+        s.queue.remove(i)
+    if i in s.showdown_queue:
+        s.showdown_queue.remove(i)
+
+
+def _on_all_in_protected(s: HandState, event: AllInProtected) -> None:
+    seat = event.seat
+    i = s.index_of[seat]
+    s.protected[i] = True
+    if i in s.queue:
+        s.queue.remove(i)
+
+
+def _on_uncalled_bet_returned(s: HandState, event: UncalledBetReturned) -> None:
+    seat = event.seat
+    amount = event.amount
+    i = s.index_of[seat]
+    s.stack[i] += amount
+    s.bet[i] -= amount
+    s.live[i] -= amount
+    if s.highest > s.bet[i]:
+        s.highest = max(s.bet)
+
+
+def _on_board_dealt(s: HandState, event: BoardDealt) -> None:
+    street = event.street
+    cards = event.cards
+    s.board.extend(cards)
+    _begin_street(s, STREETS.index(street))
+
+
+def _on_forced_bet_posted(s: HandState, event: ForcedBetPosted) -> None:
+    seat = event.seat
+    kind = event.kind
+    amount = event.amount
+    i = s.index_of[seat]
+    s.stack[i] -= amount
+    rules = s.rules
+    if kind is PostKind.DEAD_SMALL_BLIND or (kind is PostKind.ANTE and not rules.ante_trimming):
+        s.dead += amount
+    else:
+        s.live[i] += amount
+        if kind is not PostKind.ANTE:
             s.bet[i] += amount
-            s.live[i] += amount
-            s.acted[i] = True
-            s.faced[i] = s.highest
-            s.queue.remove(i)
-        case Checked(seat=seat):
-            i = s.index_of[seat]
-            s.acted[i] = True
-            s.faced[i] = s.highest
-            s.queue.remove(i)
-        case Folded(seat=seat):
-            i = s.index_of[seat]
-            s.folded[i] = True
-            s.acted[i] = True
-            if i in s.queue:
-                s.queue.remove(i)
-            if i in s.showdown_queue:
-                s.showdown_queue.remove(i)
-        case AllInProtected(seat=seat):
-            i = s.index_of[seat]
-            s.protected[i] = True
-            if i in s.queue:
-                s.queue.remove(i)
-        case UncalledBetReturned(seat=seat, amount=amount):
-            i = s.index_of[seat]
-            s.stack[i] += amount
-            s.bet[i] -= amount
-            s.live[i] -= amount
-            if s.highest > s.bet[i]:
-                s.highest = max(s.bet)
-        case BoardDealt(street=street, cards=cards):
-            s.board.extend(cards)
-            _begin_street(s, STREETS.index(street))
-        case ForcedBetPosted(seat=seat, kind=kind, amount=amount):
-            i = s.index_of[seat]
-            s.stack[i] -= amount
-            rules = s.rules
-            if kind is PostKind.DEAD_SMALL_BLIND or (kind is PostKind.ANTE and not rules.ante_trimming):
-                s.dead += amount
-            else:
-                s.live[i] += amount
-                if kind is not PostKind.ANTE:
-                    s.bet[i] += amount
-                    held = s.blind_kind[i]
-                    if held is None or _BLIND_PRECEDENCE[kind] > _BLIND_PRECEDENCE[held]:
-                        s.blind_kind = s.blind_kind[:]  # shared with copies until written
-                        s.blind_kind[i] = kind
-        case HoleCardsDealt(seat=seat, cards=cards):
-            i = s.index_of[seat]
-            s.hole[i] = cards
-            if i == (s.n - 1 if s.n > 2 else 0):  # the last player dealt: betting opens
-                _begin_preflop(s)
-        case ShowdownStarted(order=order):
-            s.phase = SHOWDOWN
-            s.queue = []
-            s.showdown_queue = [s.index_of[seat] for seat in order]
-        case CardsShown(seat=seat):
-            i = s.index_of[seat]
-            s.shown[i] = True
-            _showdown_step(s, i)
-        case CardsMucked(seat=seat):
-            i = s.index_of[seat]
-            s.mucked[i] = True
-            _showdown_step(s, i)
-        case PotAwarded(winners=winners):
-            for w in winners:
-                s.stack[s.index_of[w.seat]] += w.amount
-        case HandEnded():
-            s.phase = OVER
-            s.queue = []
-            s.showdown_queue = []
-            s.result = event
-        case HandStarted():
-            raise InvalidHandSetup(problem="HandStarted in the middle of a hand")
-        case _:
-            assert_never(event)
+            held = s.blind_kind[i]
+            if held is None or _BLIND_PRECEDENCE[kind] > _BLIND_PRECEDENCE[held]:
+                s.blind_kind = s.blind_kind[:]  # shared with copies until written
+                s.blind_kind[i] = kind
+
+
+def _on_hole_cards_dealt(s: HandState, event: HoleCardsDealt) -> None:
+    seat = event.seat
+    cards = event.cards
+    i = s.index_of[seat]
+    s.hole[i] = cards
+    if i == (s.n - 1 if s.n > 2 else 0):  # the last player dealt: betting opens
+        _begin_preflop(s)
+
+
+def _on_showdown_started(s: HandState, event: ShowdownStarted) -> None:
+    order = event.order
+    s.phase = SHOWDOWN
+    s.queue = []
+    s.showdown_queue = [s.index_of[seat] for seat in order]
+
+
+def _on_cards_shown(s: HandState, event: CardsShown) -> None:
+    seat = event.seat
+    i = s.index_of[seat]
+    s.shown[i] = True
+    _showdown_step(s, i)
+
+
+def _on_cards_mucked(s: HandState, event: CardsMucked) -> None:
+    seat = event.seat
+    i = s.index_of[seat]
+    s.mucked[i] = True
+    _showdown_step(s, i)
+
+
+def _on_pot_awarded(s: HandState, event: PotAwarded) -> None:
+    winners = event.winners
+    for w in winners:
+        s.stack[s.index_of[w.seat]] += w.amount
+
+
+def _on_hand_ended(s: HandState, event: HandEnded) -> None:
+    s.phase = OVER
+    s.queue = []
+    s.showdown_queue = []
+    s.result = event
+
+
+def _on_hand_started(s: HandState, event: HandStarted) -> None:
+    raise InvalidHandSetup(problem="HandStarted in the middle of a hand")
+
+
+_APPLY: dict[type, Callable[[HandState, Any], None]] = {
+    BetPlaced: _on_bet_placed,
+    Called: _on_called,
+    Checked: _on_checked,
+    Folded: _on_folded,
+    AllInProtected: _on_all_in_protected,
+    UncalledBetReturned: _on_uncalled_bet_returned,
+    BoardDealt: _on_board_dealt,
+    ForcedBetPosted: _on_forced_bet_posted,
+    HoleCardsDealt: _on_hole_cards_dealt,
+    ShowdownStarted: _on_showdown_started,
+    CardsShown: _on_cards_shown,
+    CardsMucked: _on_cards_mucked,
+    PotAwarded: _on_pot_awarded,
+    HandEnded: _on_hand_ended,
+    HandStarted: _on_hand_started,
+}
 
 
 _BLIND_PRECEDENCE = {
@@ -683,6 +760,14 @@ def decide(state: HandState, command: HandCommand) -> list[HandEvent]:
                 event = CardsMucked(seat=seat)
         case _:
             assert_never(command)
+    # Fast path: an action that leaves two or more players to act and two or more in the hand
+    # closes nothing, so no follow-on event can come (a bet always leaves someone to answer it).
+    if isinstance(event, BetPlaced):
+        return [event]
+    if isinstance(event, Checked | Called | Folded | AllInProtected) and len(s.queue) > 2:
+        in_hand = s.n - s.folded.count(True) - (1 if isinstance(event, Folded) else 0)
+        if in_hand > 1:
+            return [event]
     out: list[HandEvent] = [event]
     scratch = s.copy()
     _evolve(scratch, event)

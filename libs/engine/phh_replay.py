@@ -27,12 +27,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from engine import hand as engine_hand
 from engine import phh
 from engine.cards import SHORT_DECK, STANDARD_DECK, Card
 from engine.errors import EngineError
-from engine.hand import HandState, decide, fold, start
+from engine.hand import HandState, begin, decide, fold
 from engine.hand_events import (
     Act,
     ActionKind,
@@ -96,24 +97,52 @@ class HistoryMismatch(EngineError):
         self.problem = problem
 
 
+# Decks keyed by (rank, suit): tuple hashing is far cheaper than the dataclass's own hash.
+_STANDARD_CODES = tuple(((c.rank, c.suit), c) for c in STANDARD_DECK)
+_SHORT_CODES = tuple(((c.rank, c.suit), c) for c in SHORT_DECK)
+
+
 def rules_for(hh: HandHistory) -> Rules:
+    return _rules(
+        variant=hh.variant,
+        blinds_or_straddles=hh.blinds_or_straddles,
+        small_bet=hh.small_bet,
+        big_bet=hh.big_bet,
+        min_bet=hh.min_bet,
+        n=len(hh.starting_stacks),
+        ante_trimming=bool(hh.ante_trimming_status),
+        scale=hh.scale,
+    )
+
+
+@lru_cache(maxsize=256)
+def _rules(
+    *,
+    variant: str,
+    blinds_or_straddles: tuple[int, ...] | None,
+    small_bet: int | None,
+    big_bet: int | None,
+    min_bet: int | None,
+    n: int,
+    ante_trimming: bool,
+    scale: int,
+) -> Rules:
     try:
-        game, structure = _VARIANTS[hh.variant]
+        game, structure = _VARIANTS[variant]
     except KeyError:
-        raise UnsupportedPhh(problem=f"variant {hh.variant!r} (NT, FT, PO, NS are played)") from None
-    blinds = [abs(b) for b in hh.blinds_or_straddles or ()]
-    positive = sorted(b for b in hh.blinds_or_straddles or () if b > 0)
+        raise UnsupportedPhh(problem=f"variant {variant!r} (NT, FT, PO, NS are played)") from None
+    blinds = [abs(b) for b in blinds_or_straddles or ()]
+    positive = sorted(b for b in blinds_or_straddles or () if b > 0)
     big = positive[-1] if positive else max(blinds, default=0)
     small = positive[-2] if len(positive) > 1 else 0
     if structure is Structure.FIXED_LIMIT:
-        if not hh.small_bet or not hh.big_bet:
+        if not small_bet or not big_bet:
             raise UnsupportedPhh(problem="fixed limit needs small_bet and big_bet")
-        stakes = Stakes(small_blind=small, big_blind=big, small_bet=hh.small_bet, big_bet=hh.big_bet)
+        stakes = Stakes(small_blind=small, big_blind=big, small_bet=small_bet, big_bet=big_bet)
     else:
-        stakes = Stakes(small_blind=small, big_blind=big, small_bet=hh.min_bet or big)
-    n = len(hh.starting_stacks)
+        stakes = Stakes(small_blind=small, big_blind=big, small_bet=min_bet or big)
     rules = phh_rules(game, structure, stakes, seats=min(max(n, 2), 10))
-    return replace(rules, ante_trimming=bool(hh.ante_trimming_status), chip_unit=hh.scale)
+    return replace(rules, ante_trimming=ante_trimming, chip_unit=scale)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -176,9 +205,10 @@ def plan(hh: HandHistory, hand_id: str = "phh") -> _Plan:
                     shows.add(p)
             case _:
                 pass
-    full = SHORT_DECK if rules.game is Game.SIX_PLUS else STANDARD_DECK
-    used = {c for h in hole for c in h if c is not None} | set(board)
-    spare = iter([c for c in full if c not in used])
+    full = _SHORT_CODES if rules.game is Game.SIX_PLUS else _STANDARD_CODES
+    used = {(c.rank, c.suit) for h in hole for c in h if c is not None}
+    used.update((c.rank, c.suit) for c in board)
+    spare = iter([c for code, c in full if code not in used])
     for h in hole:
         for r in range(k):
             if h[r] is None:
@@ -211,9 +241,8 @@ def replay_history(hh: HandHistory, *, repair: bool = True) -> tuple[int, ...]:
     state, _ = replay_events(hh, repair=repair)
     if not engine_hand.is_over(state):
         raise HistoryMismatch(index=len(hh.actions), problem="the actions end before the hand does")
-    stacks = engine_hand.final_stacks(state)
-    p = plan(hh)
-    return tuple(stacks[seat] for seat in p.seat_of)
+    # PHH player j is the engine's internal player j (clockwise from left of the button).
+    return tuple(state.stack)
 
 
 def replay_events(
@@ -226,28 +255,31 @@ def replay_events(
     skip is an error (``NotYourTurn``).
     """
     p = plan(hh, hand_id)
-    events = start(p.setup)
-    state = fold(events)
+    state, events = begin(p.setup)
     seat_of = p.seat_of
+    # Plain type tests rather than ``match``: this loop runs for every action of every hand.
     for index, action in enumerate(hh.actions):
+        kind = type(action)
+        if kind is DealHole or kind is DealBoard or kind is ShowMuck or kind is NoOperation:
+            continue  # cards come from the deck built from the file; shows are settled below
         if state.phase == engine_hand.SHOWDOWN:
             _showdown(state, events, p.shows, seat_of)
-        if repair and isinstance(action, Fold | CheckCall | CompleteBetRaise):
-            _repair(state, events, seat_of[action.player])
-        match action:
-            case Fold(player=j):
-                _apply(state, events, Act(seat=seat_of[j], action=ActionKind.FOLD))
-            case CheckCall(player=j):
-                seat = seat_of[j]
-                i = state.index_of[seat]
-                kind = ActionKind.CALL if state.highest > state.bet[i] else ActionKind.CHECK
-                _apply(state, events, Act(seat=seat, action=kind))
-            case CompleteBetRaise(player=j, amount=amount):
-                _apply(state, events, Act(seat=seat_of[j], action=ActionKind.BET_OR_RAISE, amount=amount))
-            case DealHole() | DealBoard() | ShowMuck() | NoOperation():
-                pass  # cards come from the deck built from the file; shows are settled below
-            case _:
-                raise UnsupportedPhh(problem=f"action {index} ({type(action).__name__})")
+        if kind is Fold or kind is CheckCall or kind is CompleteBetRaise:
+            assert isinstance(action, Fold | CheckCall | CompleteBetRaise)
+            seat = seat_of[action.player]
+        else:
+            raise UnsupportedPhh(problem=f"action {index} ({kind.__name__})")
+        if repair:
+            _repair(state, events, seat)
+        if kind is Fold:
+            command = Act(seat=seat, action=ActionKind.FOLD)
+        elif kind is CheckCall:
+            check = state.highest <= state.bet[state.index_of[seat]]
+            command = Act(seat=seat, action=ActionKind.CHECK if check else ActionKind.CALL)
+        else:
+            assert isinstance(action, CompleteBetRaise)
+            command = Act(seat=seat, action=ActionKind.BET_OR_RAISE, amount=action.amount)
+        _apply(state, events, command)
     if state.phase == engine_hand.SHOWDOWN:
         _showdown(state, events, p.shows, seat_of)
     return state, events

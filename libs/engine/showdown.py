@@ -99,7 +99,10 @@ def _pay(s: HandState, values: dict[int, HandValue]) -> list[HandEvent]:
     win)."""
     n = s.n
     in_hand = [not s.folded[i] and not s.mucked[i] for i in range(n)]
-    pots = build_pots(s.live, s.dead, in_hand)
+    if values:
+        pots = build_pots(s.live, s.dead, in_hand)
+    else:  # won without a showdown: one pot, whatever the all-ins, goes to the last hand
+        pots = [Pot(amount=s.dead + sum(s.live), eligible=tuple(i for i in range(n) if in_hand[i]))]
     if values and s.rules.profile is Profile.PHH:
         # pokerkit kills every shown hand that wins no pot before paying, then forms the pots
         # again: layers left with the same players merge, which moves odd chips.
