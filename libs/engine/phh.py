@@ -598,15 +598,20 @@ _BARE_KEY: Final = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def _toml_key(key: str) -> str:
-    return key if _BARE_KEY.fullmatch(key) else json.dumps(key, ensure_ascii=False)
+    return key if _BARE_KEY.fullmatch(key) else _toml_string(key)
+
+
+def _toml_string(text: str) -> str:
+    # JSON's escapes are TOML's, except that TOML also wants DEL escaped.
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _toml_value(value: TomlValue) -> str:
-    """A TOML literal for what tomllib returns (JSON string escapes are valid TOML)."""
+    """A TOML literal for what tomllib returns."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return _toml_string(value)
     if isinstance(value, int):
         return str(value)
     if isinstance(value, Decimal):

@@ -7,9 +7,12 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from engine.cards import parse_card
+from engine.cards import STANDARD_DECK, parse_card
 from engine.phh import (
+    Action,
     BringIn,
     CheckCall,
     CompleteBetRaise,
@@ -274,3 +277,82 @@ def test_writer_rejects_a_scale_that_is_not_a_power_of_ten() -> None:
     hh = load_phh(EXAMPLE)
     with pytest.raises(PhhFieldError, match="power of ten"):
         dump_phh(dataclasses.replace(hh, scale=3))
+
+
+# -- property: any hand the model can hold survives dump and load -----------------------------------
+
+_cards = st.lists(st.one_of(st.none(), st.sampled_from(STANDARD_DECK)), min_size=1, max_size=5).map(tuple)
+_comment = st.one_of(st.none(), st.text(max_size=12).map(str.strip))
+_amount = st.integers(min_value=-(10**12), max_value=10**12)
+_toml_scalar = st.one_of(
+    st.text(max_size=10),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.booleans(),
+    st.decimals(allow_nan=False, allow_infinity=False, places=3, min_value=-(10**9), max_value=10**9),
+)
+_toml_value = st.recursive(
+    _toml_scalar,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.text(min_size=1, max_size=5), inner, max_size=3),
+    ),
+    max_leaves=6,
+)
+
+
+@st.composite
+def _actions(draw: st.DrawFn, players: int) -> tuple[Action, ...]:
+    player = st.integers(min_value=0, max_value=players - 1)
+    one = st.one_of(
+        st.builds(DealHole, player=player, cards=_cards, comment=_comment),
+        st.builds(DealBoard, cards=_cards, comment=_comment),
+        st.builds(Fold, player=player, comment=_comment),
+        st.builds(CheckCall, player=player, comment=_comment),
+        st.builds(CompleteBetRaise, player=player, amount=_amount, comment=_comment),
+        st.builds(BringIn, player=player, comment=_comment),
+        st.builds(StandPatDiscard, player=player, cards=st.one_of(st.just(()), _cards), comment=_comment),
+        st.builds(ShowMuck, player=player, cards=st.one_of(st.none(), st.just(()), _cards), comment=_comment),
+        st.builds(NoOperation, comment=_comment),
+    )
+    return tuple(draw(st.lists(one, max_size=8)))
+
+
+@st.composite
+def _hands(draw: st.DrawFn) -> HandHistory:
+    n = draw(st.integers(min_value=2, max_value=9))
+    per_player = st.lists(_amount, min_size=n, max_size=n).map(tuple)
+    maybe = st.one_of(st.none(), per_player)
+    variant, blinds, fixed, stud = draw(
+        st.sampled_from([("NT", True, False, False), ("FT", True, True, False), ("F7S", False, True, True),
+                         ("ZZ", False, False, False)])
+    )  # fmt: skip
+    extras_keys = st.text(min_size=1, max_size=6).map(lambda k: "_" + k)
+    return HandHistory(
+        variant=variant,
+        antes=draw(per_player),
+        starting_stacks=draw(per_player),
+        actions=draw(_actions(n)),
+        blinds_or_straddles=draw(per_player) if blinds else None,
+        bring_in=draw(_amount) if stud else None,
+        small_bet=draw(_amount) if fixed else None,
+        big_bet=draw(_amount) if fixed else None,
+        min_bet=draw(_amount) if variant == "NT" else None,
+        ante_trimming_status=draw(st.one_of(st.none(), st.booleans())),
+        players=draw(st.one_of(st.none(), st.lists(st.text(max_size=8), min_size=n, max_size=n).map(tuple))),
+        finishing_stacks=draw(maybe),
+        winnings=draw(maybe),
+        rake=draw(st.one_of(st.none(), _amount)),
+        seats=draw(st.one_of(st.none(), st.lists(st.integers(1, 10), min_size=n, max_size=n).map(tuple))),
+        seat_count=draw(st.one_of(st.none(), st.integers(2, 10))),
+        table=draw(st.one_of(st.none(), st.text(max_size=8), st.integers(0, 10**6))),
+        hand=draw(st.one_of(st.none(), st.text(max_size=8), st.integers(0, 10**6))),
+        scale=draw(st.sampled_from([1, 10, 100, 1000])),
+        extras=tuple(draw(st.dictionaries(extras_keys, _toml_value, max_size=4)).items()),
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(_hands())
+def test_any_hand_round_trips(hh: HandHistory) -> None:
+    # Amounts are written with exactly the scale's decimals, so even the scale comes back.
+    assert load_phh(dump_phh(hh)) == hh
