@@ -49,6 +49,12 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux ``/proc``), to report CPU per action."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _pct(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 3)
@@ -220,9 +226,11 @@ async def _run(quick: bool) -> dict[str, object]:
                     while time.perf_counter() < deadline:
                         v = await d.act(v, counts)
 
+                cpu0 = _cpu_seconds(procs[1].pid)
                 t0 = time.perf_counter()
                 await asyncio.gather(*(drive(d) for d in drivers))
                 elapsed = time.perf_counter() - t0
+                cpu = _cpu_seconds(procs[1].pid) - cpu0
                 hands = sum(d.hands for d in drivers)
             peers = await _peers(target, server.url, 300 if quick else 2000)
         finally:
@@ -241,6 +249,10 @@ async def _run(quick: bool) -> dict[str, object]:
         "tables": tables,
         "actions_per_s": round(len(counts) / elapsed, 1),
         "hands_per_s": round(hands / elapsed, 1),
+        # CPU the table-service process spent per action (StartHand and GetTable included):
+        # the load-independent cost; 1000 / this is the actions/s one core could serve.
+        "server_cpu_ms_per_action": round(cpu / len(counts) * 1000, 3),
+        "load_average_1m": round(os.getloadavg()[0], 1),
         "concurrent_action_p50_ms": _pct(counts, 0.5),
         "concurrent_action_p99_ms": _pct(counts, 0.99),
         **peers,
