@@ -77,6 +77,15 @@ def _amounts(items: Iterable[pb.PlayerAmount]) -> tuple[PlayerAmount, ...]:
     return tuple(PlayerAmount(player=i.player, amount=i.amount) for i in items)
 
 
+def rake_to_proto(rules: RakeRules) -> pb.RakeRules:
+    """The table's rake rules as OpenHand wants them (for the dealer)."""
+    return pb.RakeRules(
+        basis_points=rules.basis_points,
+        caps=[pb.RakeCap(min_players_dealt_in=n, cap=c) for n, c in rules.caps],
+        no_flop_no_drop=rules.no_flop_no_drop,
+    )
+
+
 def rake_from_proto(m: pb.RakeRules) -> RakeRules:
     if not 0 <= m.basis_points <= 750:
         raise InvalidRakeRules(problem=f"basis_points {m.basis_points} not in 0..750 (seed 002)")

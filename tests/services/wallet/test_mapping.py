@@ -1,0 +1,63 @@
+"""Mappings between protobuf and ledger values round-trip; bad input is refused by name."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine.rules import RakeRules
+from poker.wallet.v1 import wallet_service_pb2 as pb
+from services.wallet import mapping
+from services.wallet.errors import InvalidPageSize, InvalidPageToken, InvalidRakeRules
+
+rake_rules = st.builds(
+    lambda bp, caps, nfnd: RakeRules(basis_points=bp, caps=tuple(sorted(caps.items())), no_flop_no_drop=nfnd),
+    st.integers(0, 750),
+    st.dictionaries(st.integers(2, 10), st.integers(0, 10**9), max_size=4),
+    st.booleans(),
+)
+
+
+@given(rake_rules)
+def test_rake_rules_round_trip(rules: RakeRules) -> None:
+    wire = pb.RakeRules.FromString(mapping.rake_to_proto(rules).SerializeToString())
+    assert mapping.rake_from_proto(wire) == rules
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        pb.RakeRules(basis_points=751),
+        pb.RakeRules(basis_points=-1),
+        pb.RakeRules(caps=[pb.RakeCap(min_players_dealt_in=1, cap=10)]),
+        pb.RakeRules(caps=[pb.RakeCap(min_players_dealt_in=2, cap=-1)]),
+        pb.RakeRules(
+            caps=[pb.RakeCap(min_players_dealt_in=3, cap=1), pb.RakeCap(min_players_dealt_in=3, cap=2)]
+        ),
+    ],
+)
+def test_bad_rake_rules(bad: pb.RakeRules) -> None:
+    with pytest.raises(InvalidRakeRules):
+        mapping.rake_from_proto(bad)
+
+
+@given(st.text(min_size=1, max_size=40), st.integers(0, 10**9))
+def test_page_tokens_round_trip_and_stay_with_their_account(account: str, offset: int) -> None:
+    token = mapping.page_token(account, offset)
+    assert mapping.page_offset(account, token) == offset
+    with pytest.raises(InvalidPageToken):
+        mapping.page_offset(account + "x", token)
+
+
+def test_page_sizes() -> None:
+    assert mapping.page_size(0) == mapping.DEFAULT_PAGE_SIZE
+    assert mapping.page_size(10_000) == mapping.MAX_PAGE_SIZE
+    assert mapping.page_size(7) == 7
+    with pytest.raises(InvalidPageSize):
+        mapping.page_size(-1)
+
+
+def test_cash_out_zero_means_everything() -> None:
+    assert mapping.cash_out(pb.CashOutRequest(request_id="r", table_id="t", player="p")).amount is None
+    assert mapping.cash_out(pb.CashOutRequest(request_id="r", table_id="t", player="p", amount=5)).amount == 5
