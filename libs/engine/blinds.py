@@ -35,6 +35,8 @@ the big blind, with a debt: new, or missed blinds) and *out* (sitting out or no 
   them next hand and make the same players post the blinds again). When two established players
   are heads-up and the big blind cannot reach an owing player before the button, the owing
   player waits one hand (entering would mean posting into a heads-up game).
+- Straddle (seed 003, LAR 161; off unless ``stakes.straddle``): with three or more players dealt
+  in, the first player left of the big blind who posts nothing else posts a live straddle.
 - Missed blinds (seed 000): a player sitting out whose seat the big blind passes (clockwise from
   last hand's big-blind seat to this hand's, that seat included) now owes a big blind; one whom
   only the small blind passes owes a small blind. Players who never played (new) keep owing
@@ -203,6 +205,14 @@ def plan_hand(rules: Rules, occupants: Sequence[Occupant], last: Positions | Non
         if occ.debt is Debt.BIG_BLIND:
             posts.append(Post(seat=s, kind=PostKind.DEAD_SMALL_BLIND, amount=stakes.small_blind))
         collected.append(change)
+
+    if stakes.straddle and len(dealt) >= 3:
+        # Seed 003 / LAR 161: the table's live straddle, posted by the first player left of the
+        # big blind who posts nothing else (the hand engine opens the action left of it).
+        posting_seats = {p.seat for p in posts if p.kind is not PostKind.ANTE}
+        utg = next((s for s in _clockwise_from(bb, n) if s in dealt_set and s not in posting_seats), None)
+        if utg is not None:
+            posts.append(Post(seat=utg, kind=PostKind.STRADDLE, amount=stakes.straddle))
 
     missed: list[DebtChange] = []
     if last is not None:

@@ -61,7 +61,7 @@ def random_rules(rng: random.Random) -> Rules:
     if structure is Structure.FIXED_LIMIT:
         stakes = Stakes.fixed_limit(big, 2 * big, ante=ante)
     else:
-        stakes = Stakes.blinds(big // 2, big, ante=ante)
+        stakes = Stakes.blinds(big // 2, big, ante=ante, straddle=rng.choice([0, 0, 0, 2 * big]))
     rake = RakeRules(basis_points=rng.choice([0, 250, 500]), caps=((2, 3 * big),))
     seats = rng.choice([2, 3, 4, 6, 6, 9, 10])
     return Rules(

@@ -245,3 +245,15 @@ def test_button_is_adjusted_so_last_big_blind_does_not_post_it_again_after_a_pau
     seats = [occ(0, debt=Debt.NEW_PLAYER), occ(1, debt=Debt.NEW_PLAYER), occ(3)]
     plan = plan_hand(NL, seats, last(4, 4, 3, heads_up=True))
     assert plan.positions.big_blind_player != "s3"
+
+
+def test_table_straddle_is_posted_by_the_first_player_left_of_the_big_blind() -> None:
+    """Seed 003 / LAR 161: an optional live UTG straddle (a table setting, off by default)."""
+    rules = Rules(
+        game=Game.HOLDEM, structure=Structure.NO_LIMIT, stakes=Stakes.blinds(1, 2, straddle=4), seats=6
+    )
+    plan = plan_hand(rules, [occ(0), occ(1), occ(2), occ(3, debt=Debt.NEW_PLAYER), occ(4)], last(5, 0, 1))
+    # button 0, SB 1, BB 2; seat 3 posts its entry big blind, so seat 4 straddles.
+    assert posts(plan)[-1] == (4, PostKind.STRADDLE, 4)
+    heads_up = plan_hand(rules, [occ(0), occ(1)], None)
+    assert all(p.kind is not PostKind.STRADDLE for p in heads_up.posts)
