@@ -7,6 +7,7 @@ that the log re-folds (and survives the codec) to the same state.
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -18,7 +19,7 @@ from engine.cards import STANDARD_DECK, Card, parse_cards
 from engine.errors import NotYourTurn, RuleViolation
 from engine.hand_events import Act, ActionKind, AllInProtected, Folded, ForcedBetPosted, HandEnded
 from engine.hand_setup import PostKind
-from engine.rules import BuyInRules, Game, Rules, Stakes, Structure, TimeRules
+from engine.rules import ButtonRule, BuyInRules, Game, Rules, Stakes, Structure, TimeRules
 from engine.seating import BuyInOutOfRange, Debt, HandInProgress, SeatTaken, SeatView, TopUpOutOfRange
 from engine.table_audit import audit
 from engine.table_events import (
@@ -470,3 +471,90 @@ def test_audit_catches_a_tampered_log() -> None:
             )
         tampered.append(event)
     assert any("bought in" in p for p in audit(tampered))
+
+
+DEAD_NL = Rules(
+    game=Game.HOLDEM,
+    structure=Structure.NO_LIMIT,
+    stakes=Stakes.blinds(1, 2),
+    seats=6,
+    button=ButtonRule.DEAD,
+)
+
+
+def positions(t: Table) -> tuple[int, int | None, int]:
+    plan = t.plan().plan
+    sb = plan.positions.small_blind if plan.small_blind_player is not None else None
+    return plan.positions.button, sb, plan.positions.big_blind
+
+
+def test_moving_button_hand_after_hand_skips_players_sitting_out() -> None:
+    """Seeds 000/001/004: the button moves clockwise to the next player sitting in."""
+    t = Table()
+    for seat in (0, 1, 2, 3):
+        t.sit(seat)
+    seen = []
+    for k in range(6):
+        if k == 2:
+            t.run(SitOut(seat=3))
+        t.start()
+        seen.append(positions(t))
+        t.fold_to_big_blind()
+    assert seen == [(0, 1, 2), (1, 2, 3), (2, 0, 1), (0, 1, 2), (1, 2, 0), (2, 0, 1)]
+    t.check_log()
+
+
+def test_b1_dead_button_at_the_table_big_blind_leaves() -> None:
+    """LAR 151: S1 BTN, S2 SB, S3 BB; S3 leaves -> BB S4, no small blind, button S2."""
+    t = Table(DEAD_NL)
+    for seat in (1, 2, 3, 4):
+        t.sit(seat)
+    t.start()
+    assert positions(t) == (1, 2, 3)
+    t.fold_to_big_blind()
+    t.run(Leave(seat=3))
+    events = t.start()
+    assert positions(t) == (2, None, 4)
+    assert [e.kind for e in events if isinstance(e, ForcedBetPosted)] == [PostKind.BIG_BLIND]
+    t.fold_to_big_blind()
+    t.start()
+    assert positions(t) == (3, 4, 1)  # the button moves onto the empty seat 3 (last SB seat)
+    t.check_log()
+
+
+def test_b1_dead_button_at_the_table_small_blind_leaves() -> None:
+    """LAR 151: S2 (SB) leaves -> BB S4, SB S3, button on the empty seat S2; S1 acts last."""
+    t = Table(DEAD_NL)
+    for seat in (1, 2, 3, 4):
+        t.sit(seat)
+    t.start()
+    t.fold_to_big_blind()
+    t.run(Leave(seat=2))
+    t.start()
+    assert positions(t) == (2, 3, 4)
+    assert t.to_act() == 1
+    t.check_log()
+
+
+def test_b2_heads_up_transition_at_the_table() -> None:
+    """TR 87: S0 BTN, S1 SB, S2 BB; S0 leaves: S2 becomes button and small blind, S1 the BB."""
+    t = Table()
+    for seat in (0, 1, 2):
+        t.sit(seat)
+    t.start()
+    assert positions(t) == (0, 1, 2)
+    t.fold_to_big_blind()
+    t.run(Leave(seat=0))
+    t.start()
+    assert positions(t) == (2, 2, 1)
+    assert t.plan().plan.positions.heads_up
+    assert t.to_act() == 2  # heads-up the dealer acts first pre-flop
+    t.fold_to_big_blind()
+    t.sit(4)  # back to three-handed: posts or waits; nobody has the big blind twice
+    bbs = []
+    for _ in range(4):
+        t.start()
+        bbs.append(t.plan().plan.positions.big_blind_player)
+        t.fold_to_big_blind()
+    assert all(a != b for a, b in itertools.pairwise(bbs))
+    t.check_log()
