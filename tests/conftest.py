@@ -10,12 +10,17 @@ milliseconds, a cluster in about a second.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from shell.natsproc import NatsCluster, NatsServer
+
+# gRPC core logs connection-level INFO lines (e.g. GOAWAY when a test server stops) to stderr;
+# tests assert on statuses, so keep only errors. Read by gRPC core when it initialises.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 
 @pytest.fixture
