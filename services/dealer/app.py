@@ -331,14 +331,15 @@ class TableDriver:
             hand_id=hand_id,
             deck_size=t.state.rules.deck_size,
         )
+        decided_on = t.version  # the log moves on while we wait: keep what we decided on
         try:
             version = await self.app.table.start_hand(
-                request_id=ids.request_id(self.table_id, number, f"start/{t.version}"),
+                request_id=ids.request_id(self.table_id, number, f"start/{decided_on}"),
                 table_id=self.table_id,
                 hand_id=hand_id,
                 commitment=shuffled.commitment,
                 sealed_deck=shuffled.sealed_deck,
-                expected_version=t.version,
+                expected_version=decided_on,
             )
         except CallFailed as exc:
             if exc.retryable:
@@ -347,9 +348,9 @@ class TableDriver:
             # on the log as it now is.
             get_logger().info("dealer.start_refused", table_id=self.table_id, reason=exc.reason)
             self.stage = None
-            self.wait_version = t.version + 1 if exc.reason == "STALE_VERSION" else 0
             if exc.reason != "STALE_VERSION":
                 raise
+            self.wait_version = decided_on + 1
             return
         self.wait_version = version
 

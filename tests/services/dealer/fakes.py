@@ -72,6 +72,7 @@ class FakeTable:
         self.calls: list[tuple[str, str]] = []
         self.seen_requests: dict[str, int] = {}
         self.fail_next: dict[str, CallFailed] = {}
+        self.before_start: Callable[[], None] | None = None  # runs inside the next StartHand
 
     # -- the log -------------------------------------------------------------------------------
 
@@ -127,6 +128,9 @@ class FakeTable:
     ) -> int:
         self.calls.append(("StartHand", request_id))
         self._maybe_fail("StartHand")
+        if self.before_start is not None:
+            hook, self.before_start = self.before_start, None
+            hook()
         if request_id in self.seen_requests:
             return self.seen_requests[request_id]
         log = self.tables[table_id]

@@ -251,3 +251,19 @@ async def test_a_lost_shuffle_record_does_not_block_the_table() -> None:
     assert ids.hand_id(T, 2) in rig.audit.records
     assert_conserved(rig)
     await rig.app.stop()
+
+
+async def test_a_player_joining_while_a_hand_starts_gets_a_fresh_start() -> None:
+    """StartHand is refused as stale because a third player sat down meanwhile (and the dealer
+    has already folded that): the dealer starts the hand again on the table as it now is."""
+    rig = Rig()
+    rig.app.go_live()
+    rig.table.open(T, rules())
+    rig.table.before_start = lambda: rig.seat(T, {3: "cy"})
+    rig.seat(T, {0: "ann", 1: "bob"})
+    await until(lambda: len(rig.wallet.settlements) >= 1, what="hand 1 settled")
+    await settle_down(rig)
+    first = started_hands(rig)[0]
+    assert {s.player for s in first.seats} == {"ann", "bob", "cy"}
+    assert_conserved(rig)
+    await rig.app.stop()
