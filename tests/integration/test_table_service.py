@@ -71,6 +71,11 @@ async def test_full_hand_and_money_through_the_wallet(nats_url: str, wallet: Wal
             assert sum(s.stack for s in end.seats) == 350
             hand = (await stub.GetHand(pb.GetHandRequest(name="tables/t1/hands/h1"))).hand
             assert hand.street == pb.STREET_ENDED
+            await create(stub, "t2")
+            listed = await stub.ListTables(pb.ListTablesRequest(page_size=1))
+            rest = await stub.ListTables(pb.ListTablesRequest(page_size=1, page_token=listed.next_page_token))
+            assert [t.table_id for t in [*listed.tables, *rest.tables]] == ["t1", "t2"]
+            assert rest.next_page_token == ""
             # Refused by the wallet: nothing seated, the wallet's reason comes through.
             with pytest.raises(grpc.RpcError) as caught:
                 await join(stub, "cat", 3)
