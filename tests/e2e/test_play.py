@@ -1,0 +1,138 @@
+"""Real games end to end: every game and structure played by bots through the gRPC API and
+dealt by the dealer; illegal actions refused with the right status and reason, changing nothing;
+nobody acts for a seat that is not theirs; an operator's void releases every reservation."""
+
+from __future__ import annotations
+
+import uuid
+
+import grpc
+
+from poker.dealer.v1 import dealer_service_pb2 as dpb
+from poker.table.v1 import table_service_pb2 as tpb
+from pokerctl.bots import QUIET, buy_in_for, start_bots, table_config, wait_tables
+from pokerctl.chips import check_chips, house_balance
+from pokerctl.cmd_demo import quiesce, table_plan
+from pokerctl.local import LocalSystem
+from tests.e2e.helpers import Clients, in_hand, refused
+
+
+async def test_every_game_and_structure_plays_full_hands(system: LocalSystem) -> None:
+    plan = table_plan(9, "every-")
+    names = [name for name, _ in plan]
+    combos = {(c.game, c.structure) for _, c in plan}
+    assert len(combos) == 9  # Hold'em, Omaha, Six Plus x fixed, pot and no limit
+    async with Clients(system) as c:
+        for name, config in plan:
+            await c.create(name, config)
+    house = await house_balance(system.targets["wallet"])
+    bots = await start_bots(
+        table_target=system.targets["table"],
+        wallet_target=system.targets["wallet"],
+        tables=names,
+        players_per_table=3,
+        behaviour=QUIET,
+    )
+    try:
+        await wait_tables(system.targets["table"], names, lambda t: t.hands_played >= 2)
+        await quiesce(system.targets["dealer"], names)
+    finally:
+        await bots.stop()
+    assert bots.failures() == []
+    assert bots.stats.actions > 0
+    report = await check_chips(
+        table_target=system.targets["table"],
+        wallet_target=system.targets["wallet"],
+        table_ids=names,
+        players={n: {b.player for b in bots.bots if b.table_id == n} for n in names},
+        deposits=bots.stats.deposited,
+        house_before=house,
+    )
+    assert report.problems == []
+    assert report.hands >= 18
+    assert report.voided == 0
+    async with Clients(system) as c:
+        for name in names:
+            table = await c.view(name)
+            assert table.hands_played >= 2
+            last = await c.table.GetHand(tpb.GetHandRequest(name=f"tables/{name}/hands/{name}-1"), timeout=5)
+            assert last.hand.outcome in (tpb.HAND_OUTCOME_SHOWDOWN, tpb.HAND_OUTCOME_WON_UNCONTESTED)
+            assert last.hand.deck_commitment
+
+
+async def test_illegal_actions_are_refused_and_change_nothing(system: LocalSystem) -> None:
+    table_id = "rules-1"
+    config = table_config("holdem", "nl", clock_ms=60_000)
+    async with Clients(system) as c:
+        await c.create(table_id, config)
+        buy_in = buy_in_for(config)
+        seats = {await c.seat(table_id, p, buy_in): p for p in ("ann", "bob")}
+        table = await c.wait(table_id, in_hand, what="a hand to start")
+        hand = table.current_hand
+        actor = seats[hand.to_act.seat]
+        other = next(p for p in seats.values() if p != actor)
+        version = table.version
+
+        err = await refused(c.act(table_id, other, hand.hand_id, tpb.ACTION_TYPE_CALL))
+        assert (err.code, err.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN")
+
+        too_small = hand.to_act.min_raise_to - 1
+        err = await refused(c.act(table_id, actor, hand.hand_id, tpb.ACTION_TYPE_RAISE, too_small))
+        assert (err.code, err.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "RAISE_BELOW_MINIMUM")
+
+        too_big = hand.to_act.max_raise_to + 1
+        err = await refused(c.act(table_id, actor, hand.hand_id, tpb.ACTION_TYPE_RAISE, too_big))
+        assert err.code == grpc.StatusCode.FAILED_PRECONDITION
+        assert err.reason in ("RAISE_ABOVE_MAXIMUM", "NOT_ENOUGH_CHIPS")
+
+        err = await refused(c.act(table_id, actor, hand.hand_id, tpb.ACTION_TYPE_UNSPECIFIED))
+        assert err.code == grpc.StatusCode.INVALID_ARGUMENT
+
+        # Somebody who holds no seat here cannot act for the seat whose turn it is.
+        err = await refused(c.act(table_id, "eve", hand.hand_id, tpb.ACTION_TYPE_CALL))
+        assert (err.code, err.reason) == (grpc.StatusCode.PERMISSION_DENIED, "SEAT_NOT_OWNED")
+
+        err = await refused(
+            c.act(table_id, actor, hand.hand_id, tpb.ACTION_TYPE_CALL, expected_version=version - 1)
+        )
+        assert (err.code, err.reason) == (grpc.StatusCode.ABORTED, "STALE_VERSION")
+
+        after = await c.view(table_id)
+        assert after.version == version  # nothing was appended
+        assert after.current_hand.to_act.seat == hand.to_act.seat
+        assert [s.stack for s in after.seats] == [s.stack for s in table.seats]
+
+        done = await c.act(table_id, actor, hand.hand_id, tpb.ACTION_TYPE_CALL, expected_version=version)
+        assert done.version == version + 1
+
+        # The operator voids the hand: the table returns every chip and the wallet releases the
+        # reservations.
+        voided = await c.dealer.VoidHand(
+            dpb.VoidHandRequest(
+                request_id=str(uuid.uuid4()), name=f"tables/{table_id}/hands/{hand.hand_id}", reason="e2e"
+            ),
+            timeout=10,
+        )
+        assert voided.released == 2 * buy_in
+        await quiesce(system.targets["dealer"], [table_id])
+        final = await c.view(table_id)
+        assert sorted(s.stack for s in final.seats if s.player_id) == [buy_in, buy_in]
+        err = await refused(
+            c.dealer.VoidHand(
+                dpb.VoidHandRequest(
+                    request_id=str(uuid.uuid4()), name=f"tables/{table_id}/hands/nope-1", reason="e2e"
+                ),
+                timeout=5,
+            )
+        )
+        assert (err.code, err.reason) == (grpc.StatusCode.NOT_FOUND, "HAND_NOT_FOUND")
+    report = await check_chips(
+        table_target=system.targets["table"],
+        wallet_target=system.targets["wallet"],
+        table_ids=[table_id],
+        players={table_id: {"ann", "bob"}},
+        deposits=20_000,
+        house_before=await house_balance(system.targets["wallet"]),
+    )
+    assert report.problems == []
+    assert report.voided == 1
