@@ -198,6 +198,10 @@ class TableApp:
             if await self._fence(model, epoch):
                 self._tables[table_id] = model
                 self._epochs[table_id] = epoch
+                for version, left in model.left_log:  # idempotent: see TableModel.left_log
+                    if left.chips > 0:
+                        gone = PlayerLeft(seat=left.seat, player=left.player, chips=left.chips)
+                        self._spawn(self._cash_out_retrying(table_id, version, gone))
                 return model, epoch
         raise TooManyConflicts(table_id=table_id, attempts=self._max_attempts)
 

@@ -13,7 +13,7 @@ Engine events go to ``engine.table.evolve``; the service's ``OwnerChanged`` and 
 from __future__ import annotations
 
 import datetime as dt
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -46,6 +46,7 @@ LogEvent = table.TableLogEvent | OwnerChanged | HandVoided
 
 REQUESTS_KEPT = 10_000  # request ids remembered per table (retries come within seconds)
 RECENT_HANDS = 16  # finished hands whose events stay in memory for GetHand
+LEFT_KEPT = 100  # recent PlayerLeft facts re-cashed-out by a new owner
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -108,6 +109,9 @@ class TableModel:
     hand_order: list[str] = field(default_factory=list)
     hand_log: list[LogEvent] = field(default_factory=list)  # current (or last) hand, from HandScheduled
     recent: OrderedDict[str, tuple[LogEvent, ...]] = field(default_factory=OrderedDict)
+    # The latest players who left, with the version of their PlayerLeft: a new owner cashes them
+    # out again (idempotent ids) so a crash between an append and its cash-out strands nothing.
+    left_log: deque[tuple[int, Left]] = field(default_factory=lambda: deque(maxlen=LEFT_KEPT))
 
     @property
     def current_hand(self) -> HandRecord | None:
@@ -161,7 +165,9 @@ class TableModel:
                     if isinstance(event, PlayerSeated):
                         seated = event.seat
                     elif isinstance(event, PlayerLeft):
-                        left.append(Left(seat=event.seat, player=event.player, chips=event.chips))
+                        gone = Left(seat=event.seat, player=event.player, chips=event.chips)
+                        left.append(gone)
+                        self.left_log.append((version, gone))
                     elif isinstance(event, LeaveRequested):
                         pending = True
         self.version, self.sequence, self.last_hash = version, sequence, envelope_hash

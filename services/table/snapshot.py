@@ -71,6 +71,7 @@ def encode(model: TableModel) -> bytes:
             for h in (model.hands[i] for i in model.hand_order)
         ],
         "hand_log": [codec.encode(e) for e in model.hand_log],
+        "left_log": [[v, x.seat, x.player, x.chips] for v, x in model.left_log],
         "state": {
             "rules": codec.encode(s.rules),
             "seats": [
@@ -149,4 +150,5 @@ def decode(data: bytes) -> TableModel:
         )
         model.hand_order.append(hand_id)
     model.hand_log = [codec.decode(e) for e in doc["hand_log"]]
+    model.left_log.extend((v, Left(seat=a, player=b, chips=c)) for v, a, b, c in doc["left_log"])
     return model

@@ -136,3 +136,32 @@ async def test_two_writers_never_both_append() -> None:
     finally:
         await old.stop()
         await new.stop()
+
+
+async def test_a_cash_out_lost_in_a_crash_is_paid_by_the_next_owner() -> None:
+    events = MemoryTableEvents()
+    wallet = FakeWallet(cash={"ann": 1000}, fail_cash_out=1_000)  # the wallet is away
+    first = await serve(events, wallet, StaticOwnership("table-1", 1))
+    await create(first.stub)
+    await join(first.stub, "ann", 1)
+    left = await first.stub.LeaveTable(
+        pb.LeaveTableRequest(request_id="leave-1", table="tables/t1", player_id="ann")
+    )
+    assert (left.cashed_out, left.pending) == (0, True)
+    await first.stop()  # crash: the background retries die with the process
+    assert wallet.cash["ann"] == 800
+    wallet.fail_cash_out = 0
+    second = await serve(events, wallet, StaticOwnership("table-2", 2))
+    try:
+        await second.stub.GetTable(pb.GetTableRequest(name="tables/t1"))  # takes the table over
+        await second.app.drain()
+        assert wallet.cash["ann"] == 1000
+        assert wallet.escrow[("t1", "ann")] == 0
+        # Taken over again later: the same id, paid once.
+        third = await serve(events, wallet, StaticOwnership("table-3", 3))
+        await third.stub.GetTable(pb.GetTableRequest(name="tables/t1"))
+        await third.app.drain()
+        await third.stop()
+        assert wallet.cash["ann"] == 1000
+    finally:
+        await second.stop()
