@@ -40,8 +40,6 @@ _DEFAULT_MODULES: Final = (
     "engine.hand",
     "engine.hand_events",
     "engine.betting",
-    "engine.events",
-    "engine.commands",
     "engine.table_events",
     "engine.table",
 )

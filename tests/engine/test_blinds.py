@@ -6,7 +6,11 @@ then the button, blinds, posts and debts follow HOUSE_RULES.md and the seeds (ci
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.blinds import NotEnoughPlayers, Positions, plan_hand
 from engine.hand_setup import PostKind
@@ -257,3 +261,68 @@ def test_table_straddle_is_posted_by_the_first_player_left_of_the_big_blind() ->
     assert posts(plan)[-1] == (4, PostKind.STRADDLE, 4)
     heads_up = plan_hand(rules, [occ(0), occ(1)], None)
     assert all(p.kind is not PostKind.STRADDLE for p in heads_up.posts)
+
+
+@st.composite
+def tables(draw: st.DrawFn) -> tuple[Rules, list[Occupant], Positions | None]:
+    n = draw(st.integers(2, 10))
+    rules = replace(NL, seats=n, button=draw(st.sampled_from(list(ButtonRule))))
+    taken = draw(st.lists(st.integers(0, n - 1), unique=True, min_size=2, max_size=n))
+    occupants = [
+        Occupant(
+            seat=s,
+            player=f"s{s}",
+            stack=draw(st.sampled_from([0, 1, 200])),
+            status=draw(st.sampled_from(list(SeatStatus))),
+            debt=draw(st.sampled_from(list(Debt))),
+            arrival=k,
+        )
+        for k, s in enumerate(taken)
+    ]
+    if draw(st.booleans()):
+        return rules, occupants, None
+    button, sb, bb = (draw(st.integers(0, n - 1)) for _ in range(3))
+    player = f"s{bb}" if bb in taken else "gone"
+    return (
+        rules,
+        occupants,
+        Positions(
+            button=button, small_blind=sb, big_blind=bb, big_blind_player=player, heads_up=draw(st.booleans())
+        ),
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(table=tables())
+def test_any_plan_is_consistent(table: tuple[Rules, list[Occupant], Positions | None]) -> None:
+    rules, occupants, previous = table
+    by_seat = {o.seat: o for o in occupants}
+    try:
+        plan = plan_hand(rules, occupants, previous)
+    except NotEnoughPlayers:
+        able = [o for o in occupants if o.stack > 0 and o.status is not SeatStatus.SITTING_OUT]
+        assert len(able) < 2
+        return
+    dealt = set(plan.dealt)
+    pos = plan.positions
+    assert len(dealt) >= 2
+    assert pos.heads_up == (len(dealt) == 2)
+    assert all(by_seat[s].stack > 0 and by_seat[s].status is not SeatStatus.SITTING_OUT for s in dealt)
+    assert pos.big_blind in dealt
+    assert by_seat[pos.big_blind].player == pos.big_blind_player
+    if rules.button is ButtonRule.MOVING or pos.heads_up:
+        assert pos.button in dealt
+    if plan.small_blind_player is not None:
+        assert by_seat[pos.small_blind].player == plan.small_blind_player
+    kinds = [p.kind for p in plan.posts]
+    assert kinds.count(PostKind.BIG_BLIND) == 1
+    assert kinds.count(PostKind.SMALL_BLIND) == (plan.small_blind_player is not None)
+    assert {p.seat for p in plan.posts} <= dealt
+    settled = {c.seat for c in (*plan.collected, *plan.forgiven)}
+    assert {s for s in dealt if by_seat[s].debt is not Debt.NONE} <= settled
+    assert settled <= dealt
+    if previous is not None and previous.big_blind_player != "gone":
+        assert pos.big_blind_player != previous.big_blind_player or previous.big_blind not in dealt
+    assert plan.dealt == tuple(
+        s for s in ((pos.button + i) % rules.seats for i in range(1, rules.seats + 1)) if s in dealt
+    )
