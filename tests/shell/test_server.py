@@ -6,6 +6,7 @@ on any service's protobuf API.
 
 from __future__ import annotations
 
+import asyncio
 import struct
 from collections.abc import AsyncIterator
 from typing import Any
@@ -53,8 +54,19 @@ async def stream_then_fail(request: bytes, context: aio.ServicerContext[Any, Any
     raise NotYourTurn("late", seat=1)
 
 
+# Set by the test that uses it (an Event belongs to the running test's event loop).
+SLOW_STARTED: dict[str, asyncio.Event] = {}
+
+
+async def slow(request: bytes, context: aio.ServicerContext[Any, Any]) -> bytes:
+    SLOW_STARTED["event"].set()
+    await asyncio.sleep(0.5)
+    return b"done"
+
+
 def register(servicer: object, server: aio.Server) -> None:
     handlers = {
+        "Slow": grpc.unary_unary_rpc_method_handler(slow, _ident, _ident),
         "Fail": grpc.unary_unary_rpc_method_handler(fail, _ident, _ident),
         "Crash": grpc.unary_unary_rpc_method_handler(crash, _ident, _ident),
         "Budget": grpc.unary_unary_rpc_method_handler(budget, _ident, _ident),
@@ -175,3 +187,19 @@ def test_request_ids_from_fields_resource_names_and_metadata() -> None:
     }
     assert request_ids(_Req(parent="", table="tables/t3"), ()) == {"table_id": "t3"}
     assert request_ids(_Req(name="wallets/w1"), ()) == {}
+
+
+async def test_graceful_stop_finishes_in_flight_calls_and_refuses_new_ones() -> None:
+    config = ShellConfig.from_env("probe", environ={"POKER_PROBE_PORT": "0"})
+    server = await start_server(config, [ServiceSpec(name=SERVICE, register=register, servicer=object())])
+    started = SLOW_STARTED["event"] = asyncio.Event()
+    async with channel(server.address) as chan:
+        in_flight = asyncio.ensure_future(method(chan, "Slow")(b"", timeout=10))
+        await asyncio.wait_for(started.wait(), timeout=10)
+        await server.stop(grace=5)  # returns once the in-flight call has finished
+        assert in_flight.done()
+        assert await in_flight == b"done"
+    async with channel(server.address) as chan:
+        with pytest.raises(grpc.RpcError) as caught:
+            await method(chan, "Budget")(b"", timeout=2)
+    assert caught.value.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
