@@ -7,7 +7,8 @@ Amounts are exact. TOML floats are read as ``Decimal`` (never as binary floats),
 amount of a hand (antes, blinds, bet sizes, stacks, winnings, rake and each ``cbr`` amount) is
 multiplied by the hand's ``scale``, the smallest power of ten that makes all of them whole:
 ``221.20`` in a hand whose amounts have at most two decimals is ``22120`` with ``scale`` 100.
-The writer prints amounts back with exactly as many decimals as the scale has zeros, so
+The writer prints whole amounts as integers and the others with exactly as many decimals as
+the scale has zeros (all of them with decimals if none has a fraction), so
 ``load_phh(dump_phh(h)) == h`` for every hand, whatever its scale.
 
 Actions are parsed into small frozen values (players are 0-based indices in PHH order, ``p1``
@@ -517,9 +518,15 @@ def _action(index: int, text: str, words: list[str], comment: str | None, amount
 def dump_phh(hh: HandHistory) -> str:
     """The text of a ``.phh`` file for ``hh`` (``load_phh`` reads it back equal)."""
     places = _places(hh.scale, "scale")
+    # Whole amounts are written as integers, as the rooms' files do (pokerkit splits an
+    # integer pot by integer division but a decimal one exactly, so this keeps its replay of
+    # our text equal to its replay of theirs). Only when no amount of the hand has a fraction
+    # are they all written with the scale's decimals, or the scale would not come back.
+    fractional = any(v % hh.scale for v in _all_amounts(hh))
+    whole_as_int = fractional or places == 0
 
     def amount(v: int) -> str:
-        return _amount_text(v, places)
+        return _amount_text(v, places, whole_as_int=whole_as_int)
 
     lines = []
     for name in _ORDER:
@@ -531,7 +538,7 @@ def dump_phh(hh: HandHistory) -> str:
         elif name in _AMOUNT_LISTS:
             text = "[" + ", ".join(amount(v) for v in value) + "]"
         elif name == "actions":
-            text = _toml_value([dump_action(a, hh.scale) for a in value])
+            text = _toml_value([dump_action(a, hh.scale, whole_as_int=whole_as_int) for a in value])
         else:
             text = _toml_value(list(value) if isinstance(value, tuple) else value)
         lines.append(f"{name} = {text}")
@@ -547,7 +554,7 @@ def dump_phhs(hands: Sequence[HandHistory]) -> str:
     return "\n".join(f"[{i}]\n{dump_phh(hh)}" for i, hh in enumerate(hands, start=1))
 
 
-def dump_action(action: Action, scale: int = 1) -> str:
+def dump_action(action: Action, scale: int = 1, *, whole_as_int: bool = True) -> str:
     """One action in PHH notation; ``scale`` turns a raise-to amount back into file units."""
     match action:
         case DealHole(player=p, cards=cs):
@@ -559,7 +566,7 @@ def dump_action(action: Action, scale: int = 1) -> str:
         case CheckCall(player=p):
             text = f"p{p + 1} cc"
         case CompleteBetRaise(player=p, amount=a):
-            text = f"p{p + 1} cbr {_amount_text(a, _places(scale, 'scale'))}"
+            text = f"p{p + 1} cbr {_amount_text(a, _places(scale, 'scale'), whole_as_int=whole_as_int)}"
         case BringIn(player=p):
             text = f"p{p + 1} pb"
         case StandPatDiscard(player=p, cards=cs):
@@ -588,10 +595,18 @@ def _places(scale: int, name: str) -> int:
     return places
 
 
-def _amount_text(value: int, places: int) -> str:
-    if places == 0:
-        return str(value)
+def _amount_text(value: int, places: int, *, whole_as_int: bool) -> str:
+    if places == 0 or (whole_as_int and value % 10**places == 0):
+        return str(value // 10**places)
     return f"{Decimal(value).scaleb(-places):.{places}f}"
+
+
+def _all_amounts(hh: HandHistory) -> list[int]:
+    found = [a.amount for a in hh.actions if isinstance(a, CompleteBetRaise)]
+    for name in _AMOUNT_LISTS:
+        found.extend(getattr(hh, name) or ())
+    found.extend(v for v in (getattr(hh, name) for name in _AMOUNTS) if v is not None)
+    return found
 
 
 _BARE_KEY: Final = re.compile(r"[A-Za-z0-9_-]+")

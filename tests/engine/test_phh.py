@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import tomllib
+import warnings
 from decimal import Decimal
 from pathlib import Path
 
@@ -356,3 +358,98 @@ def _hands(draw: st.DrawFn) -> HandHistory:
 def test_any_hand_round_trips(hh: HandHistory) -> None:
     # Amounts are written with exactly the scale's decimals, so even the scale comes back.
     assert load_phh(dump_phh(hh)) == hh
+
+
+# -- other variants, and pokerkit reading what we write ---------------------------------------------
+
+VARIANT_HANDS = {
+    "FT": """variant = "FT"
+antes = [0, 0, 0]
+blinds_or_straddles = [1, 2, 0]
+small_bet = 2
+big_bet = 4
+starting_stacks = [60, 60, 60]
+actions = ["d dh p1 AsAd", "d dh p2 KsKd", "d dh p3 7c2d", "p3 f", "p1 cbr 4", "p2 cbr 6", "p1 cc",
+  "d db Jh8h3c", "p1 cbr 2", "p2 cc", "d db 9s", "p1 cbr 4", "p2 cc", "d db 4d", "p1 cc", "p2 cc",
+  "p1 sm AsAd", "p2 sm"]
+""",
+    "NS": """variant = "NS"
+antes = [3, 3, 3]
+blinds_or_straddles = [0, 0, 5]
+min_bet = 5
+starting_stacks = [180.5, 240.25, 99.75]
+actions = ["d dh p1 Ah6c", "d dh p2 TcTd", "d dh p3 KsQs", "p1 cbr 20.5", "p2 cc", "p3 f",
+  "d db Th7d8s", "p1 cbr 40", "p2 cbr 216.75", "p1 cc", "p1 sm Ah6c", "p2 sm TcTd",
+  "d db 9h", "d db Js"]
+""",
+    "PO": """variant = "PO"
+antes = [0, 0]
+blinds_or_straddles = [1, 2]  # heads-up: p1 is the big blind, p2 the button
+min_bet = 2
+starting_stacks = [150, 150]
+actions = ["d dh p1 AsAcKdKh", "d dh p2 Th9h4d5c", "p2 cbr 6", "p1 cbr 18", "p2 cc",
+  "d db AhQhJh", "p1 cbr 36", "p2 cbr 132", "p1 cc", "p1 sm AsAcKdKh", "p2 sm Th9h4d5c",
+  "d db 2c", "d db 3d"]
+""",
+}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANT_HANDS))
+def test_variants_parse_and_pokerkit_reads_our_dump_alike(variant: str) -> None:
+    text = VARIANT_HANDS[variant]
+    hh = load_phh(text)
+    assert hh.variant == variant
+    assert len(hh.starting_stacks) == len(hh.antes)
+    assert load_phh(dump_phh(hh)) == hh
+    assert _pokerkit_final(dump_phh(hh)) == _pokerkit_final(text)
+
+
+def test_short_deck_decimals_and_omaha_holes() -> None:
+    ns, po = load_phh(VARIANT_HANDS["NS"]), load_phh(VARIANT_HANDS["PO"])
+    assert ns.scale == 100
+    assert ns.starting_stacks == (18050, 24025, 9975)
+    assert ns.antes == (300, 300, 300)
+    assert CompleteBetRaise(player=1, amount=21675) in ns.actions
+    first = po.actions[0]
+    assert isinstance(first, DealHole)
+    assert len(first.cards) == 4
+    ft = load_phh(VARIANT_HANDS["FT"])
+    assert (ft.small_bet, ft.big_bet, ft.min_bet) == (2, 4, None)
+
+
+def _pokerkit_final(text: str) -> list[Decimal]:
+    from pokerkit import HandHistory as PkHandHistory
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The field 'time_zone_abbreviation'")
+        state = None
+        for state in PkHandHistory.loads(text):  # noqa: B007  (the last state is the result)
+            pass
+    assert state is not None
+    assert not state.status  # the hand finished
+    return [Decimal(str(s)) for s in state.stacks]
+
+
+@pytest.mark.slow
+def test_pokerkit_replays_our_dump_of_every_corpus_hand_alike() -> None:
+    for path in CORPUS_FILES:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".phhs":
+            originals = [_table_text(text, key) for key in _table_keys(text)]
+        else:
+            originals = [text]
+        hands = load_file(path)
+        assert len(hands) == len(originals)
+        for original, hh in zip(originals, hands, strict=True):
+            assert _pokerkit_final(dump_phh(hh)) == _pokerkit_final(original), (path.name, hh.hand)
+
+
+def _table_keys(text: str) -> list[str]:
+    return list(tomllib.loads(text))
+
+
+def _table_text(text: str, key: str) -> str:
+    # pokerkit reads one hand from a .phh text: cut the [key] table out of the .phhs text.
+    start = text.index(f"[{key}]\n") + len(f"[{key}]\n")
+    end = text.find("\n[", start)
+    return text[start:] if end < 0 else text[start : end + 1]
