@@ -374,3 +374,24 @@ def test_omaha_matches_best_of_exact_combinations() -> None:
             for b in combinations(board, 3)
         )
         assert evaluate(OMAHA, hole, board) == best
+
+
+def test_phevaluator_classes_map_one_to_one_and_in_order() -> None:
+    # Our key for each of phevaluator's 7,462 classes (1 = best): strictly decreasing, so the
+    # two evaluators agree on the whole standard order, not only on sampled hands.
+    from engine.ranking import _standard_keys
+
+    keys = _standard_keys()
+    assert len(keys) == 7463
+    assert all(a > b for a, b in pairwise(keys[1:]))
+    assert Counter(HandValue(k).category for k in keys[1:]) == {
+        HandCategory.STRAIGHT_FLUSH: 10,
+        HandCategory.FOUR_OF_A_KIND: 156,
+        HandCategory.FULL_HOUSE: 156,
+        HandCategory.FLUSH: 1277,
+        HandCategory.STRAIGHT: 10,
+        HandCategory.THREE_OF_A_KIND: 858,
+        HandCategory.TWO_PAIR: 858,
+        HandCategory.PAIR: 2860,
+        HandCategory.HIGH_CARD: 1277,
+    }
