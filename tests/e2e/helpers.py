@@ -80,7 +80,13 @@ class Clients:
         loop = asyncio.get_running_loop()
         end = loop.time() + within
         while True:
-            table = await self.view(table_id)
+            try:
+                table = await self.view(table_id)
+            except grpc.RpcError as err:
+                if err.code() != grpc.StatusCode.UNAVAILABLE or loop.time() > end:
+                    raise
+                await asyncio.sleep(0.1)
+                continue
             if predicate(table):
                 return table
             if loop.time() > end:
@@ -90,19 +96,27 @@ class Clients:
     async def act(
         self, table_id: str, player: str, hand_id: str, action: int, amount: int = 0, **extra: Any
     ) -> tpb.ActResponse:
-        reply: tpb.ActResponse = await self.table.Act(
-            tpb.ActRequest(
-                request_id=rid(),
-                table=f"tables/{table_id}",
-                player_id=player,
-                hand_id=hand_id,
-                action=action,  # type: ignore[arg-type]
-                amount=amount,
-                **extra,
-            ),
-            timeout=5,
+        request = tpb.ActRequest(
+            request_id=rid(),
+            table=f"tables/{table_id}",
+            player_id=player,
+            hand_id=hand_id,
+            action=action,  # type: ignore[arg-type]
+            amount=amount,
+            **extra,
         )
-        return reply
+        for _ in range(100):
+            try:
+                reply: tpb.ActResponse = await self.table.Act(request, timeout=5)
+            except grpc.RpcError as err:
+                # A restarted table service owns the table once the old lease expires; the
+                # same request id makes the retry safe.
+                if err.code() != grpc.StatusCode.UNAVAILABLE:
+                    raise
+                await asyncio.sleep(0.1)
+                continue
+            return reply
+        raise AssertionError("the table service stayed unavailable")
 
     async def active_hands(self) -> list[dpb.ActiveHand]:
         got = await self.dealer.ListActiveHands(dpb.ListActiveHandsRequest(page_size=500), timeout=5)
