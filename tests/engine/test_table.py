@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -17,7 +18,7 @@ from engine import table as tbl
 from engine.blinds import NotEnoughPlayers
 from engine.cards import STANDARD_DECK, Card, parse_cards
 from engine.errors import NotYourTurn, RuleViolation
-from engine.hand_events import Act, ActionKind, AllInProtected, Folded, ForcedBetPosted, HandEnded
+from engine.hand_events import Act, ActionKind, AllInProtected, Called, Folded, ForcedBetPosted, HandEnded
 from engine.hand_setup import PostKind
 from engine.rules import ButtonRule, BuyInRules, Game, Rules, Stakes, Structure, TimeRules
 from engine.seating import BuyInOutOfRange, Debt, HandInProgress, SeatTaken, SeatView, TopUpOutOfRange
@@ -558,3 +559,29 @@ def test_b2_heads_up_transition_at_the_table() -> None:
         t.fold_to_big_blind()
     assert all(a != b for a, b in itertools.pairwise(bbs))
     t.check_log()
+
+
+def test_audit_catches_unowed_posts_and_out_of_turn_actions() -> None:
+    t = Table()
+    six_players(t)
+    t.start()
+    t.fold_to_big_blind()
+    t.run(Leave(seat=4))
+    t.run(SitDown(seat=4, player="new", buy_in=200))
+    t.start()  # the newcomer (seat 4, first to act) posts a live big blind: a collected debt
+    t.act(ActionKind.CHECK)
+    t.act(ActionKind.CALL)
+    assert audit(t.log) == []
+    forged: list[tbl.TableLogEvent] = []
+    for event in t.log:
+        if isinstance(event, HandScheduled) and event.plan.collected:
+            event = HandScheduled(  # noqa: PLW2901 - the forgery: the debt vanishes, the post stays
+                hand_id=event.hand_id, plan=replace(event.plan, collected=())
+            )
+        forged.append(event)
+    assert any("without owing" in p for p in audit(forged, codec_round_trip=False))
+    last_call = max(i for i, e in enumerate(t.log) if isinstance(e, Called))
+    called = t.log[last_call]
+    assert isinstance(called, Called)
+    swapped = [*t.log[:last_call], replace(called, seat=(called.seat + 1) % 6)]
+    assert any("turn of" in p for p in audit(swapped, codec_round_trip=False))
