@@ -148,7 +148,8 @@ class LeaseKeeper:
             await asyncio.sleep(self.ttl / 4)
             definite = False
             try:
-                await self.renew()
+                # Bounded, so a hung request cannot outlive the give-up deadline unnoticed.
+                await asyncio.wait_for(self.renew(), timeout=self.ttl / 4)
             except KeyWrongLastSequenceError:
                 definite = not await self._adopt_own_write()
             except Exception:
