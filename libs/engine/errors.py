@@ -195,13 +195,3 @@ class CannotMuck(RuleViolation):
     def __init__(self, *, seat: int) -> None:
         super().__init__(f"seat {seat} holds the last live hand and cannot muck", seat=seat)
         self.seat = seat
-
-
-class CardsUnknown(RuleViolation):
-    """Showing a hand whose cards were never known (a replayed file's ``????``)."""
-
-    reason = "CARDS_UNKNOWN"
-
-    def __init__(self, *, seat: int) -> None:
-        super().__init__(f"seat {seat}'s hole cards are unknown and cannot be shown", seat=seat)
-        self.seat = seat

@@ -83,7 +83,7 @@ from engine.hand_events import (
     UncalledBetReturned,
 )
 from engine.hand_setup import HandSetup, PostKind
-from engine.pots import Pot, build_pots
+from engine.pots import build_pots
 from engine.rules import Profile, Rules, Structure
 
 __all__ = [
@@ -312,7 +312,7 @@ def begin(setup: HandSetup) -> tuple[HandState, list[HandEvent]]:
     k = rules.hole_cards
     deck = setup.deck
     for position, i in enumerate(order):
-        cards = tuple(deck[r * n + position] for r in range(k))
+        cards = deck[position : k * n : n]  # every n-th card from this player's first
         _emit(state, events, HoleCardsDealt(seat=state.seats[i], cards=cards))
     _advance(state, events)  # everyone may be all-in from the blinds already
     return state, events
@@ -959,8 +959,3 @@ def replay(setup: HandSetup, commands: Iterable[HandCommand]) -> tuple[HandState
             _evolve(state, e)
         events.extend(new)
     return state, events
-
-
-def pot_list(state: HandState) -> list[Pot]:
-    """Pots by player index (internal order), for ``engine.showdown``."""
-    return build_pots(state.live, state.dead, [not f for f in state.folded])

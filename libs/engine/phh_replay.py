@@ -191,20 +191,23 @@ def plan(hh: HandHistory, hand_id: str = "phh") -> _Plan:
     board: list[Card] = []
     shows: set[int] = set()
     for action in hh.actions:
-        match action:
-            case DealHole(player=p, cards=cards):
-                _merge(hole, p, cards, k)
-            case DealBoard(cards=cards):
-                for c in cards:
-                    if c is None:
-                        raise UnsupportedPhh(problem="an unknown board card")
-                    board.append(c)
-            case ShowMuck(player=p, cards=cards):
-                if cards and any(c is not None for c in cards):
-                    _merge(hole, p, cards, k)
-                    shows.add(p)
-            case _:
-                pass
+        kind = type(action)  # type tests: a match over class patterns is slow in this loop
+        if kind is DealHole:
+            assert isinstance(action, DealHole)
+            if any(c is not None for c in action.cards):
+                _merge(hole, action.player, action.cards, k)
+        elif kind is DealBoard:
+            assert isinstance(action, DealBoard)
+            for c in action.cards:
+                if c is None:
+                    raise UnsupportedPhh(problem="an unknown board card")
+                board.append(c)
+        elif kind is ShowMuck:
+            assert isinstance(action, ShowMuck)
+            cards = action.cards
+            if cards and any(c is not None for c in cards):
+                _merge(hole, action.player, cards, k)
+                shows.add(action.player)
     full = _SHORT_CODES if rules.game is Game.SIX_PLUS else _STANDARD_CODES
     used = {(c.rank, c.suit) for h in hole for c in h if c is not None}
     used.update((c.rank, c.suit) for c in board)
