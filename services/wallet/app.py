@@ -22,9 +22,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from eventstore import ConcurrencyConflict
+from eventstore import ConcurrencyConflict, EventStoreError
 from services.wallet.accounts import Balances
 from services.wallet.commands import Command
+from services.wallet.errors import LedgerUnavailable
 from services.wallet.events import Event, LedgerOpened, TransfersCommitted
 from services.wallet.ledger import LedgerState, decide, evolve, records_of
 from services.wallet.ledger_errors import CurrencyMismatch
@@ -86,7 +87,13 @@ class WalletApp:
                 await self._append((LedgerOpened(currency=self._currency),), request_id="open-ledger")
 
     async def _reload(self) -> None:
-        self._state, self._position = await self._store.load()
+        self._stale = True
+        try:
+            self._state, self._position = await self._store.load()
+        except EventStoreError:
+            raise  # typed already (unavailable, corrupt message, ...)
+        except Exception as exc:  # nats-py timeouts and connection errors
+            raise LedgerUnavailable(cause=type(exc).__name__) from exc
         if self._state.currency and self._state.currency != self._currency:
             raise CurrencyMismatch(expected=self._state.currency, got=self._currency)
         # Grows with every start: distinct message ids from any earlier writer (store.py).

@@ -7,7 +7,7 @@ INVALID_AMOUNT, TRANSFER_ID_REUSED, SETTLEMENT_MISMATCH, HAND_ALREADY_SETTLED, .
 
 from __future__ import annotations
 
-from shell.errors import InvalidArgument, PermissionDenied, Unauthenticated
+from shell.errors import InvalidArgument, PermissionDenied, Unauthenticated, Unavailable
 
 
 class InvalidRakeRules(InvalidArgument):
@@ -43,3 +43,12 @@ class CallerNotAllowed(PermissionDenied):
 
     def __init__(self, *, caller: str, method: str) -> None:
         super().__init__("caller may not call this method", caller=caller, method=method)
+
+
+class LedgerUnavailable(Unavailable):
+    """The ledger could not be read back (NATS away): retry the same request later."""
+
+    reason = "LEDGER_UNAVAILABLE"
+
+    def __init__(self, *, cause: str) -> None:
+        super().__init__("the ledger cannot be read right now", cause=cause)

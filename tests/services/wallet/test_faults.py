@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+import grpc
 import pytest
 
 from engine.rake import compute_rake
@@ -32,6 +33,7 @@ from services.wallet.commands import (
     VoidHand,
     Withdraw,
 )
+from services.wallet.errors import LedgerUnavailable
 from services.wallet.events import Event
 from services.wallet.store import SUBJECT, WalletStore, from_recorded
 
@@ -201,3 +203,18 @@ async def test_faults_and_restarts_never_lose_or_repeat_money(seed: int) -> None
 
 def _events(env: Envelope) -> list[Event]:
     return [from_recorded(r) for r in env.events]
+
+
+class Unreachable(FaultyStore):
+    async def read(
+        self, subject: str, *, after_sequence: int = 0, from_version: int = 1
+    ) -> list[StoredEnvelope]:
+        raise ConnectionResetError("nats went away")
+
+
+async def test_an_unreadable_ledger_is_unavailable_not_internal() -> None:
+    app = WalletApp(WalletStore(Unreachable(InMemoryEventStore(), random.Random(0))), currency="CHIPS")
+    with pytest.raises(LedgerUnavailable) as info:
+        await app.start()
+    assert info.value.reason == "LEDGER_UNAVAILABLE"
+    assert info.value.code == grpc.StatusCode.UNAVAILABLE
