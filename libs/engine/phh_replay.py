@@ -191,18 +191,18 @@ def plan(hh: HandHistory, hand_id: str = "phh") -> _Plan:
     board: list[Card] = []
     shows: set[int] = set()
     for action in hh.actions:
-        kind = type(action)  # type tests: a match over class patterns is slow in this loop
-        if kind is DealHole:
+        action_type = type(action)  # type tests: a match over class patterns is slow in this loop
+        if action_type is DealHole:
             assert isinstance(action, DealHole)
             if any(c is not None for c in action.cards):
                 _merge(hole, action.player, action.cards, k)
-        elif kind is DealBoard:
+        elif action_type is DealBoard:
             assert isinstance(action, DealBoard)
             for c in action.cards:
                 if c is None:
                     raise UnsupportedPhh(problem="an unknown board card")
                 board.append(c)
-        elif kind is ShowMuck:
+        elif action_type is ShowMuck:
             assert isinstance(action, ShowMuck)
             cards = action.cards
             if cards and any(c is not None for c in cards):
