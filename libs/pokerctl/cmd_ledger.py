@@ -9,7 +9,8 @@ Reads the whole ``WALLET_EVENTS`` log (subject ``poker.wallet.ledger``) and chec
 * every transfer id recorded once, every pending transfer resolved at most once;
 * every hand opened once, settled or voided at most once, its pot back at zero when closed;
 * every settlement's rake equals ``engine.rake.compute_rake`` under the hand's recorded rules;
-* the house's rake account equals the sum of the per-hand rakes.
+* the house's rake account equals the sum of the per-hand rakes;
+* table stakes: no buy-in or cash-out on a seat while its stack was reserved for a hand.
 
 Live (default): ``--nats URL`` (default the local system, ``nats://127.0.0.1:4222``).
 Offline: ``--data-dir DIR`` (a ``pokerctl up`` data folder, or a nats-server data folder holding

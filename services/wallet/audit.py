@@ -10,7 +10,8 @@ sentence naming the invariant and the numbers; an empty list means the ledger is
 - every hand opened once and then settled or voided at most once, never both (I8);
 - a closed hand's pot is back at zero (I9); a settlement adds up and its rake is exactly what
   ``engine.rake.compute_rake`` gives under the rules recorded when the hand opened (I10);
-- the house's rake account equals the sum of the per-hand rakes (I11).
+- the house's rake account equals the sum of the per-hand rakes (I11);
+- table stakes: no buy-in or cash-out on a seat while its stack is reserved for a hand (I12).
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ def audit(events: Iterable[Event]) -> tuple[AuditReport, LedgerState]:
                     report.breaches.append(f"ledger opened twice: {report.currency} then {event.currency}")
                 report.currency = event.currency
             case TransfersCommitted():
+                report.breaches.extend(_table_stakes(state, event))
                 for record in event.transfers:
                     ids[record.id] += 1
                     if record.pending_id:
@@ -166,3 +168,19 @@ def check_state(state: LedgerState, *, deposits: int, withdrawals: int) -> list[
     if house != rake_sum:
         breaches.append(f"house rake {house} != sum of per-hand rakes {rake_sum}")
     return breaches
+
+
+def _table_stakes(state: LedgerState, event: TransfersCommitted) -> list[str]:
+    """Buy-ins and cash-outs that touched a seat whose stack was reserved at the time."""
+    out = []
+    for record in event.transfers:
+        if record.code is TransferCode.BUY_IN:
+            seat = record.credit
+        elif record.code is TransferCode.CASH_OUT:
+            seat = record.debit
+        else:
+            continue
+        reserved = state.accounts.get(seat, accounts.Balances()).debits_pending
+        if reserved:
+            out.append(f"table stakes: {record.code} {record.id} on {seat} while {reserved} was reserved")
+    return out

@@ -18,6 +18,7 @@ from services.wallet.commands import (
     VoidHand,
     Withdraw,
 )
+from services.wallet.events import HandSettled, TransfersCommitted
 from services.wallet.ledger import LedgerState, decide, fold
 from services.wallet.ledger_errors import (
     BalanceOverflow,
@@ -40,6 +41,7 @@ from services.wallet.transfers import (
     PostPending,
     Transfer,
     TransferCode,
+    TransferRecord,
     VoidPending,
     plan_batch,
 )
@@ -370,3 +372,49 @@ def test_codec_and_snapshot_round_trip() -> None:
         assert tuple(load_events(dump_events(message))) == message
     assert encode_state(decode_state(encode_state(w.state))) == encode_state(w.state)
     assert encode_state(fold(w.events(), LedgerState())) == encode_state(w.state)
+
+
+def _forge(w: MemoryWallet, *records: TransferRecord) -> None:
+    w.append((TransfersCommitted(request_id="forged", transfers=records),))
+
+
+def test_audit_names_each_kind_of_breach() -> None:
+    w = funded(a=1000, b=1000)
+    _table(w, a=1000, b=1000)
+    _open(w)
+    assert audit(w.events())[0].ok
+    # A cash-out behind the wallet's back while the stack is reserved: table stakes, overdraft.
+    _forge(
+        w,
+        TransferRecord(
+            id="x1",
+            phase=Phase.SINGLE,
+            code=TransferCode.CASH_OUT,
+            debit="escrow/t1/a",
+            credit="cash/a",
+            amount=5,
+        ),
+    )
+    breaches = audit(w.events())[0].breaches
+    assert any(b.startswith("table stakes: cash_out x1 on escrow/t1/a") for b in breaches)
+    assert any(b.startswith("negative balance on escrow/t1/a") for b in breaches)
+
+    w = funded(a=1000, b=1000)
+    _table(w, a=1000, b=1000)
+    _open(w)
+    w.run(_settle())
+    # The same settlement written twice (as a buggy writer without dedupe would).
+    w.append(w.log[-1])
+    breaches = audit(w.events())[0].breaches
+    assert any("transfer id hand/t1/1/rake recorded 2 times" in b for b in breaches)
+    assert any("pending transfer hand/t1/1/reserve/a resolved 2 times" in b for b in breaches)
+    assert any("hand t1/1 settled or voided 2 times" in b for b in breaches)
+
+    w = funded(a=1000, b=1000)
+    _table(w, a=1000, b=1000)
+    _open(w)
+    w.append((HandSettled(table_id="t1", hand_no=1, pot=0, rake=7, saw_flop=True, players_dealt_in=2),))
+    breaches = audit(w.events())[0].breaches
+    assert any("rake 7 != 0 by its rake rules" in b for b in breaches)
+    assert any("house rake 0 != sum of per-hand rakes 7" in b for b in breaches)
+    assert any("is settled but its pot holds" in b for b in breaches)
