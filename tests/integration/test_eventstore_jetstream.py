@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import nats
 import pytest
@@ -23,6 +24,7 @@ from eventstore.streams import (
     ensure_stream,
 )
 from eventstore.subjects import partition_lease_key
+from shell.natsproc import NatsServer, free_port
 
 
 @pytest.fixture
@@ -120,3 +122,33 @@ async def test_keeper_renews_in_the_background(nc: Client) -> None:
     with pytest.raises(LeaseHeld):
         await b.acquire()
     await a.release()
+
+
+async def test_a_short_nats_outage_does_not_cost_the_lease(tmp_path: Path) -> None:
+    server = NatsServer(data_dir=tmp_path / "nats", port=free_port())
+    server.start()
+    nc = await nats.connect(server.url, max_reconnect_attempts=-1, reconnect_time_wait=0.1)
+    try:
+        kv = await ensure_bucket(nc.jetstream(), BucketSettings(bucket="outage", ttl=10.0))
+        a = LeaseKeeper(kv, "part.3", owner="node-a", ttl=10.0)
+        epoch = await a.acquire()
+        a.start()
+        server.stop()
+        await asyncio.sleep(1.0)  # renewals fail while the server is down
+        server.start()
+        renewed = False
+        for _ in range(100):  # the first renewal is due 2.5 s after acquiring, after the restart
+            renewed = (await kv.get("part.3")).revision != epoch
+            if renewed:
+                break
+            await asyncio.sleep(0.1)
+        assert renewed
+        assert a.held
+        assert a.epoch == epoch
+        b = LeaseKeeper(kv, "part.3", owner="node-b", ttl=10.0)
+        with pytest.raises(LeaseHeld):
+            await b.acquire()
+        await a.release()
+    finally:
+        await nc.close()
+        server.stop()
