@@ -172,7 +172,8 @@ def decide(state: LedgerState, command: Command) -> Decision:
             ops = open_ops(command)
             key = hand_key(command.table_id, command.hand_no)
             if key in state.hands:
-                if _retry(state, ops):
+                # A retry only if the same stacks under the same rake rules (recorded at open).
+                if state.hands[key].rake_rules == command.rake and _retry(state, ops):
                     return _duplicate(ops)
                 raise HandAlreadyOpen(table_id=command.table_id, hand_no=command.hand_no)
             for stack in command.stacks:

@@ -254,6 +254,8 @@ def test_hand_settled_once_then_retries_and_closing_steps() -> None:
     )[0].duplicate
     with pytest.raises(HandAlreadyOpen):
         w.run(OpenHand(request_id="o", table_id="t1", hand_no=1, stacks=pa(a=999, b=1000), rake=STARS_50_100))
+    with pytest.raises(HandAlreadyOpen):
+        w.run(OpenHand(request_id="o", table_id="t1", hand_no=1, stacks=pa(a=1000, b=1000), rake=RakeRules()))
     assert w.balance(accounts.HOUSE_RAKE) == 40
     assert audit(w.events())[0].ok
 
