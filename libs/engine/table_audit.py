@@ -13,8 +13,8 @@ not from the counters of ``TableState``, so a bug in ``evolve`` cannot hide itse
   in a row;
 - dead button (LAR 151): between two hands of three or more players, the big blind moves to the
   next player in the game (nobody dealt in both hands is skipped), and last hand's big blind, if
-  dealt in again from the same seat, posts the small blind: each player who stays in pays each
-  blind once per orbit;
+  dealt in again from the same seat, posts the small blind; and over every orbit (from one big
+  blind of a player to their next), each player dealt in throughout pays each blind exactly once;
 - owed blinds: a debt is collected only if it was owed, with exactly its posts (a live big blind,
   plus a dead small blind for a missed big blind), and nobody dealt in owes anything afterwards;
 - replay: folding the log (and its ``engine.codec`` round trip) gives the same state as
@@ -24,6 +24,7 @@ not from the counters of ``TableState``, so a bug in ``evolve`` cannot hide itse
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from engine import codec, hand
 from engine import table as tbl
@@ -60,6 +61,7 @@ def audit(events: Sequence[tbl.TableLogEvent], *, codec_round_trip: bool = True)
     bought_in = taken_off = rake = 0
     debts: dict[str, Debt] = {}
     seat_players: dict[int, str] = {}
+    history: list[_HandRecord] = []
     last_plan: HandScheduled | None = None
     hand_no = 0
 
@@ -96,6 +98,17 @@ def audit(events: Sequence[tbl.TableLogEvent], *, codec_round_trip: bool = True)
                 )
                 problems.extend(f"{where()}: {p}" for p in found)
                 last_plan = event
+                plan = event.plan
+                history.append(
+                    _HandRecord(
+                        dealt=frozenset(seat_players[s] for s in plan.dealt),
+                        big_blind=plan.positions.big_blind_player,
+                        small_blind=plan.small_blind_player,
+                        heads_up=plan.positions.heads_up,
+                    )
+                )
+                if rules.button is ButtonRule.DEAD:
+                    problems.extend(f"{where()}: {p}" for p in _orbit_problems(history))
             case _:
                 pass
         tbl.evolve(state, event)
@@ -180,6 +193,37 @@ def _check_plan(
         debts[change.player] = Debt.NONE
     for change in plan.missed:
         debts[change.player] = change.debt
+    return problems
+
+
+@dataclass(frozen=True, slots=True)
+class _HandRecord:
+    dealt: frozenset[str]
+    big_blind: str
+    small_blind: str | None
+    heads_up: bool
+
+
+def _orbit_problems(history: list[_HandRecord]) -> list[str]:
+    """Dead button: when a player posts the big blind again after a full orbit in which they
+    stayed dealt in (and the table never went heads-up), every player dealt in throughout that
+    orbit posted the big blind exactly once and the small blind exactly once (the per-hand check
+    in ``_check_plan`` makes that the hand after their big blind)."""
+    now = history[-1]
+    player = now.big_blind
+    start = next((k for k in range(len(history) - 2, -1, -1) if history[k].big_blind == player), None)
+    if start is None:
+        return []
+    orbit = history[start:]
+    if any(h.heads_up for h in orbit) or not all(player in h.dealt for h in orbit):
+        return []
+    stayed = frozenset.intersection(*(h.dealt for h in orbit))
+    problems = []
+    for q in sorted(stayed):
+        bigs = sum(h.big_blind == q for h in orbit[:-1])
+        smalls = sum(h.small_blind == q for h in orbit[1:])
+        if bigs != 1 or smalls != 1:
+            problems.append(f"dead button: over an orbit {q} posted {bigs} big and {smalls} small blinds")
     return problems
 
 

@@ -585,3 +585,18 @@ def test_audit_catches_unowed_posts_and_out_of_turn_actions() -> None:
     assert isinstance(called, Called)
     swapped = [*t.log[:last_call], replace(called, seat=(called.seat + 1) % 6)]
     assert any("turn of" in p for p in audit(swapped, codec_round_trip=False))
+
+
+def test_orbit_check_flags_a_player_who_skipped_the_big_blind() -> None:
+    from engine.table_audit import _HandRecord, _orbit_problems
+
+    everyone = frozenset({"a", "b", "c"})
+    fair = [
+        _HandRecord(dealt=everyone, big_blind="a", small_blind="c", heads_up=False),
+        _HandRecord(dealt=everyone, big_blind="b", small_blind="a", heads_up=False),
+        _HandRecord(dealt=everyone, big_blind="c", small_blind="b", heads_up=False),
+        _HandRecord(dealt=everyone, big_blind="a", small_blind="c", heads_up=False),
+    ]
+    assert _orbit_problems(fair) == []
+    dodged = [fair[0], fair[1], _HandRecord(dealt=everyone, big_blind="a", small_blind="b", heads_up=False)]
+    assert _orbit_problems(dodged) == ["dead button: over an orbit c posted 0 big and 0 small blinds"]
