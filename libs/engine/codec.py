@@ -30,8 +30,8 @@ from engine.errors import EngineError
 
 JSON: TypeAlias = dict[str, Any]
 
-# Engine modules whose dataclasses are persisted. A module listed here that does not exist yet
-# is skipped, so the codec works while sibling modules are being written.
+# Engine modules whose dataclasses are encodable (events, commands, rules, setups, views). A
+# module listed here that does not exist is skipped; one that fails to import raises.
 _DEFAULT_MODULES: Final = (
     "engine.rules",
     "engine.hand_setup",
@@ -76,14 +76,15 @@ def _load_defaults() -> None:
     for name in _DEFAULT_MODULES:
         if name in _loaded:
             continue
-        _loaded.add(name)
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
             if exc.name != name:  # a listed module exists but is broken: say so
                 raise
+            _loaded.add(name)
             continue
         register_module(module)
+        _loaded.add(name)  # only once registered: a failed import is retried, never half-done
 
 
 def register_module(module: types.ModuleType) -> None:
