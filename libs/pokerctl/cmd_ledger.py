@@ -48,14 +48,14 @@ class LedgerUnreadable(RuntimeError):
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    ledger = sub.add_parser(
-        "ledger",
-        help="wallet ledger tools",
+    ledger = sub.add_parser("ledger", help="wallet ledger tools", description="Wallet ledger tools.")
+    ledger_sub = ledger.add_subparsers(dest="ledger_command", required=True, metavar="ACTION")
+    check = ledger_sub.add_parser(
+        "audit",
+        help="check the ledger's invariants; exit 1 on a breach",
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ledger_sub = ledger.add_subparsers(dest="ledger_command", required=True, metavar="ACTION")
-    check = ledger_sub.add_parser("audit", help="check the ledger's invariants; exit 1 on a breach")
     check.add_argument("--json", action="store_true", help="one JSON report")
     where = check.add_mutually_exclusive_group()
     where.add_argument(
