@@ -38,6 +38,7 @@ from typing import TypeAlias, assert_never
 
 from engine import hand
 from engine.blinds import HandPlan, NotEnoughPlayers, Positions, plan_hand
+from engine.cards import Card
 from engine.errors import EngineError, FoldNotAllowed, NotYourTurn, RuleViolation
 from engine.hand_events import (
     Act,
@@ -540,23 +541,32 @@ def _occupants(state: TableState) -> list[Occupant]:
     ]
 
 
-def _start_hand(state: TableState, c: StartHand) -> list[TableLogEvent]:
-    if state.hand is not None:
-        raise HandInProgress(command="start hand")
-    if c.hand_id in state.hand_ids:
-        raise DuplicateHandId(hand_id=c.hand_id)
+def next_setup(
+    state: TableState, *, hand_id: str, deck: tuple[Card, ...], commitment: str = ""
+) -> tuple[HandPlan, HandSetup]:
+    """The plan and the ``HandSetup`` the next hand would start from (raises
+    ``NotEnoughPlayers``); ``StartHand`` records the plan and plays the setup."""
     plan = plan_hand(state.rules, _occupants(state), state.last)
     setup = HandSetup(
-        hand_id=c.hand_id,
+        hand_id=hand_id,
         rules=state.rules,
         seats=tuple(
             SeatSetup(seat=s, player=state.seats[s].player, stack=state.seats[s].stack) for s in plan.dealt
         ),
         button=plan.positions.button,
         posts=plan.posts,
-        deck=c.deck,
-        commitment=c.commitment,
+        deck=deck,
+        commitment=commitment,
     )
+    return plan, setup
+
+
+def _start_hand(state: TableState, c: StartHand) -> list[TableLogEvent]:
+    if state.hand is not None:
+        raise HandInProgress(command="start hand")
+    if c.hand_id in state.hand_ids:
+        raise DuplicateHandId(hand_id=c.hand_id)
+    plan, setup = next_setup(state, hand_id=c.hand_id, deck=c.deck, commitment=c.commitment)
     opening = hand.start(setup)
     out: list[TableLogEvent] = [HandScheduled(hand_id=c.hand_id, plan=plan), *opening]
     # Everyone may be all-in from the posts alone: the hand engine then plays it out in start().

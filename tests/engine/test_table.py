@@ -600,3 +600,20 @@ def test_orbit_check_flags_a_player_who_skipped_the_big_blind() -> None:
     assert _orbit_problems(fair) == []
     dodged = [fair[0], fair[1], _HandRecord(dealt=everyone, big_blind="a", small_blind="b", heads_up=False)]
     assert _orbit_problems(dodged) == ["dead button: over an orbit c posted 0 big and 0 small blinds"]
+
+
+def test_next_setup_is_the_hand_setup_start_hand_plays() -> None:
+    t = Table()
+    for seat in (0, 2, 4):
+        t.sit(seat, buy_in=150 + seat)
+    plan, setup = tbl.next_setup(t.s, hand_id="h1", deck=STANDARD_DECK, commitment="c0")
+    assert [(s.seat, s.player, s.stack) for s in setup.seats] == [
+        (2, "p2", 152),
+        (4, "p4", 154),
+        (0, "p0", 150),
+    ]
+    assert setup.button == 0
+    assert setup.posts == plan.posts
+    events = t.start()
+    assert t.plan().plan == plan
+    assert events[1:] == [*hand.start(replace(setup, commitment=""))]
