@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine.rules import Profile, Structure
+from engine.rules import FixedLimitShortAllIn, Profile, Structure
 
 if TYPE_CHECKING:
     from engine.hand import HandState
@@ -81,7 +81,10 @@ def raise_block(s: HandState, i: int) -> str | None:
 def reopen_threshold(s: HandState) -> int:
     """seeds: how much the bet must grow to re-open betting for a player who acted."""
     if s.rules.structure is Structure.FIXED_LIMIT:
-        return (fixed_bet_size(s) + 1) // 2  # LAR 129: half a bet or more is a full bet
+        size = fixed_bet_size(s)
+        if s.rules.fixed_limit_short_all_in is FixedLimitShortAllIn.HALF_BET_RULE:
+            return (size + 1) // 2  # LAR 129: half a bet or more is a full bet
+        return size
     return s.inc
 
 
@@ -92,7 +95,8 @@ def raise_bounds(s: HandState, i: int) -> tuple[int, int]:
     structure = rules.structure
     if structure is Structure.FIXED_LIMIT:
         size = fixed_bet_size(s)
-        base = s.highest if rules.profile is Profile.PHH else s.fl_base
+        full_raise_rule = rules.fixed_limit_short_all_in is FixedLimitShortAllIn.FULL_RAISE_RULE
+        base = s.highest if full_raise_rule or rules.profile is Profile.PHH else s.fl_base
         target = base + size
         if target <= s.highest:  # completing can never be a call
             target = s.highest + size

@@ -84,7 +84,7 @@ from engine.hand_events import (
 )
 from engine.hand_setup import HandSetup, PostKind
 from engine.pots import build_pots
-from engine.rules import Profile, Rules, Structure
+from engine.rules import FixedLimitShortAllIn, Profile, Rules, ShortBigBlindCall, Structure
 
 __all__ = [
     "Act",
@@ -426,8 +426,9 @@ def _on_bet_placed(s: HandState, event: BetPlaced) -> None:
                 s.shorts.clear()
     elif rules.structure is Structure.FIXED_LIMIT:
         size = rules.stakes.small_bet if s.street < 2 else rules.stakes.big_bet
-        if 2 * (to - s.fl_base) >= size + size or 2 * increment >= size:
-            s.fl_base = to  # a full bet, or half a bet or more all-in (LAR 129)
+        half_bet_rule = rules.fixed_limit_short_all_in is FixedLimitShortAllIn.HALF_BET_RULE
+        if to - s.fl_base >= size or (half_bet_rule and 2 * increment >= size):
+            s.fl_base = to  # a full bet, or (LAR 129) half a bet or more all-in
     elif increment >= s.inc:
         s.inc = increment
     s.raises += 1
@@ -648,7 +649,10 @@ def _begin_preflop(s: HandState) -> None:
                 best = found[-1]
                 break
         nominal = max((_nominal(rules, k) for k in kinds if k is not None), default=0)
-        s.highest = max(*s.bet, nominal)
+        if rules.short_big_blind_call is ShortBigBlindCall.FULL_BIG_BLIND:
+            s.highest = max(*s.bet, nominal)
+        else:
+            s.highest = max(s.bet)
         s.inc = max(nominal, rules.stakes.big_blind)
     s.fl_base = s.highest
     s.raises = 0

@@ -30,7 +30,17 @@ from engine.hand_events import (
     UncalledBetReturned,
 )
 from engine.hand_setup import PostKind
-from engine.rules import Game, Profile, RakeRules, Rules, Stakes, Structure, phh_rules
+from engine.rules import (
+    FixedLimitShortAllIn,
+    Game,
+    Profile,
+    RakeRules,
+    Rules,
+    ShortBigBlindCall,
+    Stakes,
+    Structure,
+    phh_rules,
+)
 from tests.engine.handkit import bet, blinds, call, check, fold, given, play, setup, when
 
 NL = Structure.NO_LIMIT
@@ -436,3 +446,15 @@ def test_view_hides_other_players_hole_cards_until_shown() -> None:
     play(state, bet(0, 100), call(1), fold(2))
     shown = H.view(state, None)
     assert [p.hole is not None for p in shown.players] == [True, False, True]
+
+
+def test_house_rule_switches_are_values_of_the_rules() -> None:
+    """The seeds profile with the phh choices for the two limit / blind switches behaves as phh."""
+    fl = replace(_fl(Profile.SEEDS), fixed_limit_short_all_in=FixedLimitShortAllIn.FULL_RAISE_RULE)
+    hand = setup(fl, {0: 50, 1: 500, 2: 500, 3: 500}, button=0, posts=blinds(1, 2, 10, 20))
+    state = given(hand, call(3), call(0), call(1), check(2), bet(1, 20), call(2), call(3), bet(0, 30))
+    assert not legal(state, 1).can_raise
+    largest = nl(10, 20, short_big_blind_call=ShortBigBlindCall.LARGEST_POSTED)
+    hand = setup(largest, {0: 500, 1: 500, 2: 5, 3: 500}, button=0, posts=blinds(1, 2, 10, 20))
+    utg = legal(given(hand), 3)
+    assert (utg.to_call, utg.min_raise_to) == (10, 30)
