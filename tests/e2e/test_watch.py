@@ -1,0 +1,71 @@
+"""``pokerctl watch`` against the running system: a real process printing frames from
+``WatchTable`` while bots play (``--frames N``: plain output, no screen clearing)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+
+from pokerctl.bots import QUIET, start_bots, table_config, wait_tables
+from pokerctl.local import LocalSystem
+from tests.e2e.helpers import Clients
+
+CARD = re.compile(r"[2-9TJQKA][cdhs]")
+
+
+async def test_watch_prints_live_frames_as_a_player(system: LocalSystem) -> None:
+    table_id = "watched-1"
+    async with Clients(system) as c:
+        await c.create(table_id, table_config("omaha", "pl", clock_ms=2000))
+    bots = await start_bots(
+        table_target=system.targets["table"],
+        wallet_target=system.targets["wallet"],
+        tables=[table_id],
+        players_per_table=3,
+        behaviour=QUIET,
+    )
+    try:
+        await wait_tables(system.targets["table"], [table_id], lambda t: t.hands_played >= 1)
+        viewer = bots.bots[0].player
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "pokerctl",
+            "watch",
+            table_id,
+            "--as",
+            viewer,
+            "--frames",
+            "40",
+            "--table-target",
+            system.targets["table"],
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
+    finally:
+        await bots.stop()
+    assert proc.returncode == 0, err.decode()
+    screen = out.decode()
+    assert "\x1b[" not in screen  # frames mode: no screen control
+    assert f"tables/{table_id}  Omaha Pot Limit 1/2" in screen
+    assert f"watching as {viewer}" in screen
+    for bot in bots.bots:
+        assert bot.player in screen
+    assert "hand #" in screen
+    assert "<- to act" in screen
+    assert "last actions:" in screen
+    # The viewer's own four Omaha cards are on their row; nobody else's are.
+    rows = [line for line in screen.splitlines() if " bot-" in line and "in hand" in line]
+    mine = [r for r in rows if viewer in r]
+    others = [r for r in rows if viewer not in r]
+    assert mine
+    assert others
+    for row in mine:
+        cards = [t for t in row.split() if CARD.fullmatch(t) or t == "??"]
+        assert len(cards) == 4
+        assert "??" not in cards
+    for row in others:
+        cards = [t for t in row.split() if CARD.fullmatch(t) or t == "??"]
+        assert cards == ["??"] * 4
