@@ -98,6 +98,7 @@ __all__ = [
     "PlayerView",
     "ProtectAllIn",
     "Show",
+    "apply",
     "begin",
     "decide",
     "evolve",
@@ -704,6 +705,37 @@ def _queue_round(s: HandState) -> None:
 def decide(state: HandState, command: HandCommand) -> list[HandEvent]:
     """The events ``command`` causes, or a ``RuleViolation``; ``state`` is left unchanged."""
     s = state
+    event = _first_event(s, command)
+    # Fast path: an action that leaves two or more players to act and two or more in the hand
+    # closes nothing, so no follow-on event can come (a bet always leaves someone to answer it).
+    if isinstance(event, BetPlaced):
+        return [event]
+    if isinstance(event, Checked | Called | Folded | AllInProtected) and len(s.queue) > 2:
+        in_hand = s.n - s.folded.count(True) - (1 if isinstance(event, Folded) else 0)
+        if in_hand > 1:
+            return [event]
+    out: list[HandEvent] = [event]
+    scratch = s.copy()
+    _evolve(scratch, event)
+    _advance(scratch, out)
+    return out
+
+
+def apply(state: HandState, command: HandCommand) -> list[HandEvent]:
+    """``decide`` and ``evolve`` in one pass: the events ``command`` causes, already applied to
+    ``state`` (which is changed). Same events and same resulting state as ``decide`` followed
+    by ``evolve`` of each event (a property test checks it), without the scratch copy; for
+    callers that apply every decision at once, such as replays. A refused command raises
+    before anything changes."""
+    event = _first_event(state, command)
+    out: list[HandEvent] = [event]
+    _evolve(state, event)
+    _advance(state, out)
+    return out
+
+
+def _first_event(s: HandState, command: HandCommand) -> HandEvent:
+    """Validate ``command``: the event it makes, or a ``RuleViolation``."""
     if s.phase == OVER:
         raise HandOver(hand_id=s.hand_id)
     match command:
@@ -764,19 +796,7 @@ def decide(state: HandState, command: HandCommand) -> list[HandEvent]:
                 event = CardsMucked(seat=seat)
         case _:
             assert_never(command)
-    # Fast path: an action that leaves two or more players to act and two or more in the hand
-    # closes nothing, so no follow-on event can come (a bet always leaves someone to answer it).
-    if isinstance(event, BetPlaced):
-        return [event]
-    if isinstance(event, Checked | Called | Folded | AllInProtected) and len(s.queue) > 2:
-        in_hand = s.n - s.folded.count(True) - (1 if isinstance(event, Folded) else 0)
-        if in_hand > 1:
-            return [event]
-    out: list[HandEvent] = [event]
-    scratch = s.copy()
-    _evolve(scratch, event)
-    _advance(scratch, out)
-    return out
+    return event
 
 
 def _index(s: HandState, seat: int) -> int:
@@ -796,7 +816,7 @@ def _advance(s: HandState, out: list[HandEvent]) -> None:
     if s.phase == SHOWDOWN:
         return
     while s.phase == BETTING:
-        in_hand = s.n - sum(s.folded) - sum(s.mucked)
+        in_hand = s.n - s.folded.count(True) - s.mucked.count(True)
         if s.queue and in_hand > 1:
             return
         returned = _uncalled(s)

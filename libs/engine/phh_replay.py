@@ -33,7 +33,7 @@ from engine import hand as engine_hand
 from engine import phh
 from engine.cards import SHORT_DECK, STANDARD_DECK, Card
 from engine.errors import EngineError
-from engine.hand import HandState, begin, decide, fold
+from engine.hand import HandState, begin, fold
 from engine.hand_events import (
     Act,
     ActionKind,
@@ -299,9 +299,7 @@ def _repair(state: HandState, events: list[HandEvent], seat: int) -> None:
 
 
 def _apply(state: HandState, events: list[HandEvent], command: Act | Show | Muck) -> None:
-    for e in decide(state, command):
-        engine_hand.evolve(state, e)
-        events.append(e)
+    events.extend(engine_hand.apply(state, command))
 
 
 def _showdown(

@@ -115,8 +115,12 @@ def _pay(s: HandState, values: dict[int, HandValue]) -> list[HandEvent]:
         in_hand = [in_hand[i] and (i in winning or i not in values) for i in range(n)]
         pots = build_pots(s.live, s.dead, in_hand)
     total = sum(p.amount for p in pots)
-    rake = compute_rake(s.rules.rake, pot=total, players_dealt_in=n, saw_flop=len(s.board) >= 3)
-    shares = split_rake(rake, [p.amount for p in pots])
+    rules_rake = s.rules.rake
+    if rules_rake.basis_points:
+        rake = compute_rake(rules_rake, pot=total, players_dealt_in=n, saw_flop=len(s.board) >= 3)
+        shares = split_rake(rake, [p.amount for p in pots])
+    else:
+        rake, shares = 0, (0,) * len(pots)
     payouts = [0] * n
     events: list[HandEvent] = []
     for index, (pot, pot_rake) in enumerate(zip(pots, shares, strict=True)):

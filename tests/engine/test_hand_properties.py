@@ -4,7 +4,8 @@
 - fold is deterministic: folding the same events twice gives the same state, and equals the
   state evolved one event at a time;
 - every event ``decide`` emits is accepted by ``evolve``;
-- ``decide`` leaves the state it is given unchanged, whether it accepts or refuses a command.
+- ``decide`` leaves the state it is given unchanged, whether it accepts or refuses a command;
+- ``apply`` (decide and evolve in one pass) gives the same events and the same state.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from tests.engine.players import VARIANTS, choose, random_setup
     protect=st.sampled_from([0.0, 0.1]),
 )
 def test_random_hands_conserve_chips_and_decide_never_mutates(
-    seed: int, variant: str, n: int, phh_profile: bool, rake: int, protect: float
+    *, seed: int, variant: str, n: int, phh_profile: bool, rake: int, protect: float
 ) -> None:
     rng = random.Random(seed)
     rules_rake = RakeRules(basis_points=rake, caps=((2, 7),))
@@ -62,8 +63,11 @@ def test_random_hands_conserve_chips_and_decide_never_mutates(
                 command = Act(seat=seat, action=action, amount=amount)
         new = H.decide(state, command)
         assert state.snapshot() == before
+        twin = state.copy()
+        assert H.apply(twin, command) == new  # decide and evolve in one pass: the same facts
         for event in new:
             state = H.evolve(state, event)  # accepted: no exception
+        assert twin.snapshot() == state.snapshot()
         events.extend(new)
     ended = events[-1]
     assert isinstance(ended, HandEnded)
