@@ -14,7 +14,10 @@ A command's events include everything that follows automatically: the player's a
 it closes the betting round the uncalled bet returned, the next board cards (several streets at
 once when everyone is all-in), the showdown, the pots awarded and ``HandEnded``, always the last
 event. To find those follow-on events ``decide`` evolves a private copy of the state, so the
-state it was given is never touched (a property test checks it).
+state it was given is never touched (a property test checks it); an action that closes nothing
+skips the copy. ``apply(state, command)`` is decide and evolve in one pass for callers that
+apply every decision at once (replays): same events, same resulting state, no copy.
+``begin(setup)`` is ``start`` together with the state its events fold to.
 
 The state (``HandState``) is a private mutable object that only ``evolve`` writes; callers read
 it through the queries: ``to_act``, ``legal_actions``, ``pots``, ``is_over``, ``final_stacks``
