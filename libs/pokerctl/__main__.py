@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-COMMANDS: tuple[str, ...] = ("phh", "up", "rng", "ledger", "sim", "demo", "watch")
+COMMANDS: tuple[str, ...] = ("phh", "up", "rng", "ledger", "sim", "demo", "watch", "bots")
 
 
 def build_parser() -> argparse.ArgumentParser:

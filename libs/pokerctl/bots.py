@@ -118,6 +118,7 @@ class Behaviour:
     fold: float = 0.15
     raise_: float = 0.15
     bet: float = 0.2
+    think_ms: int = 0  # pause before acting (``make run``: a pace a human can follow)
 
 
 QUIET = Behaviour(sit_out=0.0, leave=0.0)
@@ -171,16 +172,21 @@ class Bot:
         if self._config is None:
             got = await self._call(self._tables.GetTable, tpb.GetTableRequest(name=self.name))
             self._config = got.table.config
-        await self._call(
-            self._tables.JoinTable,
-            tpb.JoinTableRequest(
-                request_id=_rid(),
-                table=self.name,
-                player_id=self.player,
-                buy_in=buy_in_for(self._config),
-                post_choice=tpb.POST_CHOICE_POST_NOW,
-            ),
-        )
+        try:
+            await self._call(
+                self._tables.JoinTable,
+                tpb.JoinTableRequest(
+                    request_id=_rid(),
+                    table=self.name,
+                    player_id=self.player,
+                    buy_in=buy_in_for(self._config),
+                    post_choice=tpb.POST_CHOICE_POST_NOW,
+                ),
+            )
+        except grpc.RpcError as err:
+            # Still seated from an earlier run on the same data folder: play that seat.
+            if rich_error(err).reason != "ALREADY_SEATED":
+                raise
         self.stats.joins += 1
         self._left = False
 
@@ -246,6 +252,8 @@ class Bot:
         return tpb.ACTION_TYPE_FOLD, 0
 
     async def _act(self, table: tpb.Table, hand: tpb.Hand) -> None:
+        if self.behaviour.think_ms:
+            await asyncio.sleep(self.behaviour.think_ms / 1000)
         action, amount = self._choose(hand.to_act)
         request = tpb.ActRequest(
             request_id=_rid(),

@@ -7,18 +7,26 @@ answers SERVING on its health check, prints where each listens, and runs until C
 SIGTERM; then stops the services (SIGTERM, in-flight RPCs finish) and nats-server last. If a
 service dies, everything is stopped and the exit code is 1. Logs: DIR/logs/<service>.log.
 
-``--bots`` is accepted for ``make run``; the bots and the live view come with the table and
-dealer work (issue 7) and are reported as not available until then.
+``--bots`` (``make run``) also creates three tables if they do not exist (``holdem-1`` no
+limit, ``omaha-1`` pot limit, ``sixplus-1`` no limit), seats four bots at each that play through
+the gRPC API at a pace a human can follow, and shows the live view of ``holdem-1``
+(``pokerctl watch``) in this terminal until Ctrl-C, which stops the bots, then everything.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
+from pokerctl.bots import Behaviour, create_table, table_config
+from pokerctl.cmd_bots import play_bots
+from pokerctl.cmd_watch import watch
 from pokerctl.local import LocalSystem, StartError
 
 
@@ -30,10 +38,39 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     up.add_argument("--data-dir", type=Path, default=Path("data"), help="data folder (default ./data)")
-    up.add_argument("--bots", action="store_true", help="also play bots (when available)")
+    up.add_argument("--bots", action="store_true", help="also play bots at three tables and show one live")
     up.add_argument("--free-ports", action="store_true", help="pick free ports instead of the defaults")
     up.add_argument("--nats-port", type=int, default=0, help="nats-server client port (default: a free one)")
     up.set_defaults(func=run)
+
+
+BOT_TABLES = (("holdem-1", "holdem", "nl"), ("omaha-1", "omaha", "pl"), ("sixplus-1", "sixplus", "nl"))
+
+
+async def _start_bots(system: LocalSystem, stop: asyncio.Event) -> list[asyncio.Task[Any]]:
+    targets = system.targets
+    for name, game, structure in BOT_TABLES:
+        await create_table(targets["table"], name, table_config(game, structure, clock_ms=5000, name=name))
+    names = [name for name, _, _ in BOT_TABLES]
+    loop = asyncio.get_running_loop()
+    bots = loop.create_task(
+        play_bots(
+            table_target=targets["table"],
+            wallet_target=targets["wallet"],
+            names=names,
+            players=4,
+            behaviour=Behaviour(think_ms=400),
+            seed=int(time.time()),
+            stop=stop,
+        )
+    )
+
+    def emit(text: str) -> None:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+    view = loop.create_task(watch(targets["table"], names[0], emit=emit, clear=True))
+    return [bots, view]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,6 +86,9 @@ async def _up(args: argparse.Namespace) -> int:
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    if args.bots:
+        # A short pause between hands, so the live view can be followed.
+        os.environ.setdefault("POKER_DEALER_HAND_DELAY_MS", "1500")
     system = LocalSystem(data_dir=args.data_dir, free_ports=args.free_ports, nats_port=args.nats_port)
     try:
         await system.start()
@@ -62,9 +102,10 @@ async def _up(args: argparse.Namespace) -> int:
     missing = [n for n in ("rng", "wallet", "table", "dealer") if n not in system.processes]
     if missing:
         _say(f"not built yet: {', '.join(missing)}")
-    if args.bots:
-        _say("bots: not available yet (they come with the table and dealer services, issue 7)")
     _say("ready; Ctrl-C to stop")
+    extras: list[asyncio.Task[Any]] = []
+    if args.bots:
+        extras = await _start_bots(system, stop)
     code = 0
     while not stop.is_set():
         try:
@@ -76,6 +117,9 @@ async def _up(args: argparse.Namespace) -> int:
                 code = 1
                 break
     _say("stopping")
+    for task in extras:
+        task.cancel()
+    await asyncio.gather(*extras, return_exceptions=True)
     codes = await system.stop()
     _say("stopped: " + ", ".join(f"{name} {rc}" for name, rc in codes.items()))
     return code
