@@ -13,7 +13,7 @@ import json
 import platform
 import sys
 
-BENCHMARKS: tuple[str, ...] = ("ranking", "eventstore", "services", "wallet", "engine")
+BENCHMARKS: tuple[str, ...] = ("ranking", "eventstore", "services", "wallet", "engine", "system")
 
 
 def main() -> int:
