@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-COMMANDS: tuple[str, ...] = ("phh", "up", "rng", "ledger", "sim", "demo", "watch", "bots")
+COMMANDS: tuple[str, ...] = ("phh", "up", "rng", "ledger", "sim", "demo", "watch", "bots", "replay")
 
 
 def build_parser() -> argparse.ArgumentParser:
