@@ -1,10 +1,11 @@
 """Hand evaluations per second: ``engine.ranking.evaluate`` beside pokerkit, same hands, same run.
 
 Each ranking gets one list of random hands (seven cards: two hole + five board; Omaha nine:
-four hole + five board) from a fixed seed. Both sides are timed over the whole list: ours
-through the public ``evaluate(rules, hole, board)`` (validation included), pokerkit through
-``<Hand>.from_game(hole, board)`` with its cards parsed beforehand, as its docs advise. Lookup
-tables are built before timing (both sides build theirs once per process).
+four hole + five board) from a fixed seed, cut into five equal chunks; each side's rate is its
+fastest chunk. Ours is timed through the public ``evaluate(rules, hole, board)`` (validation
+included), pokerkit through ``<Hand>.from_game(hole, board)`` with its cards parsed beforehand,
+as its docs advise. Lookup tables are built before timing (both sides build theirs once per
+process).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from engine.ranking import evaluate
 from engine.rules import Game, Rules, Stakes, Structure, phh_rules
 
 STAKES = Stakes.blinds(1, 2)
+CHUNKS = 5
 
 
 class _SixPlusLookup(ShortDeckHoldemLookup):
@@ -57,24 +59,36 @@ CASES: tuple[tuple[str, Rules, Sequence[Card], int, Callable[..., Any]], ...] = 
 )  # fmt: skip
 
 
-def _rate(count: int, fn: Callable[[], object]) -> float:
-    started = time.perf_counter()
-    fn()
-    return count / (time.perf_counter() - started)
+def _rate(chunks: Sequence[Sequence[Any]], fn: Callable[[Sequence[Any]], object]) -> float:
+    """Evaluations per second on the fastest chunk (as timeit takes the minimum: on a shared
+    machine the other chunks measure the neighbours, not the code)."""
+    best = 0.0
+    for chunk in chunks:
+        started = time.perf_counter()
+        fn(chunk)
+        best = max(best, len(chunk) / (time.perf_counter() - started))
+    return best
 
 
 def run(quick: bool) -> dict[str, Any]:
     count = 300 if quick else 20_000
     rng = random.Random(2026_11_22)
     pk = {c: next(iter(PkCard.parse(str(c)))) for c in STANDARD_DECK}
-    results: dict[str, Any] = {"hands_per_ranking": count}
+    results: dict[str, Any] = {"hands_per_ranking": count, "timing": f"best of {CHUNKS} equal chunks"}
     for name, rules, deck, hole, oracle in CASES:
         hands = [rng.sample(deck, hole + 5) for _ in range(count)]
         pk_hands = [([pk[c] for c in h[:hole]], [pk[c] for c in h[hole:]]) for h in hands]
         evaluate(rules, hands[0][:hole], hands[0][hole:])  # build lookup tables before timing
         oracle(*pk_hands[0])
-        ours = _rate(count, lambda: [evaluate(rules, h[:hole], h[hole:]) for h in hands])  # noqa: B023
-        theirs = _rate(count, lambda: [oracle(h, b) for h, b in pk_hands])  # noqa: B023
+        size = count // CHUNKS
+        ours = _rate(
+            [hands[i : i + size] for i in range(0, count, size)],
+            lambda chunk: [evaluate(rules, h[:hole], h[hole:]) for h in chunk],  # noqa: B023
+        )
+        theirs = _rate(
+            [pk_hands[i : i + size] for i in range(0, count, size)],
+            lambda chunk: [oracle(h, b) for h, b in chunk],  # noqa: B023
+        )
         results[name] = {
             "ours_per_s": round(ours),
             "pokerkit_per_s": round(theirs),
