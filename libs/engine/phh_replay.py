@@ -66,7 +66,7 @@ from engine.phh import (
     NoOperation,
     ShowMuck,
 )
-from engine.rules import Game, Rules, Stakes, Structure, phh_rules
+from engine.rules import Game, RakeRules, Rules, Stakes, Structure, phh_rules
 
 _VARIANTS: dict[str, tuple[Game, Structure]] = {
     "NT": (Game.HOLDEM, Structure.NO_LIMIT),
@@ -152,9 +152,14 @@ class _Plan:
     shows: frozenset[int]  # players whose cards the file shows
 
 
-def plan(hh: HandHistory, hand_id: str = "phh") -> _Plan:
-    """The hand setup of a history, and which players show their cards."""
+def plan(hh: HandHistory, hand_id: str = "phh", *, rake: RakeRules | None = None) -> _Plan:
+    """The hand setup of a history, and which players show their cards.
+
+    ``rake``: charge this rake (PHH has no rake rule; pokerkit takes it as a replay option),
+    e.g. to check that a raked table hand exported as PHH replays to its recorded stacks."""
     rules = rules_for(hh)
+    if rake is not None:
+        rules = replace(rules, rake=rake)
     n = len(hh.starting_stacks)
     if n < 2:
         raise UnsupportedPhh(problem=f"{n} player(s)")
@@ -249,7 +254,7 @@ def replay_history(hh: HandHistory, *, repair: bool = True) -> tuple[int, ...]:
 
 
 def replay_events(
-    hh: HandHistory, hand_id: str = "phh", *, repair: bool = True
+    hh: HandHistory, hand_id: str = "phh", *, repair: bool = True, rake: RakeRules | None = None
 ) -> tuple[HandState, list[HandEvent]]:
     """The engine's state and events after every action of ``hh``.
 
@@ -257,7 +262,7 @@ def replay_events(
     while an earlier one is to act) checks if that is free and folds otherwise. Without it the
     skip is an error (``NotYourTurn``).
     """
-    p = plan(hh, hand_id)
+    p = plan(hh, hand_id, rake=rake)
     state, events = begin(p.setup)
     seat_of = p.seat_of
     # Plain type tests rather than ``match``: this loop runs for every action of every hand.

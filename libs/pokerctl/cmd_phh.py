@@ -40,6 +40,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     replay.add_argument("--json", action="store_true", help="one JSON object per hand")
     replay.add_argument("paths", nargs="+", metavar="PATH", help=".phh/.phhs files or folders")
     replay.set_defaults(func=run_replay)
+    from pokerctl.cmd_phh_export import register_export  # noqa: PLC0415  (its own module)
+
+    register_export(phh_sub)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
