@@ -121,7 +121,7 @@ class TableDriver:
 
     async def run(self) -> None:
         log = get_logger().bind(table_id=self.table_id)
-        while True:
+        while not self.app.stopping:
             if not self.app.live or self.track.version < self.wait_version:
                 await self._sleep(None)
                 continue
@@ -147,9 +147,13 @@ class TableDriver:
 
     async def _sleep(self, delay: float | None) -> None:
         if delay is not None and delay <= 0:
+            await asyncio.sleep(0)  # let the feed and the other tables run
             return
+        # asyncio.timeout, not wait_for: wait_for can swallow a cancellation that arrives as the
+        # wake-up does (Python 3.11), leaving a driver that never stops.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.wake.wait(), timeout=delay)
+            async with asyncio.timeout(delay):
+                await self.wake.wait()
         self.wake.clear()
 
     # -- one step ------------------------------------------------------------------------------
@@ -427,6 +431,7 @@ class DealerApp:
         self.pauses = pauses or PauseStore()
         self.drivers: dict[str, TableDriver] = {}
         self.live = False
+        self.stopping = False
         self.started_at = clock()
         self.hands_completed = 0
         self.hands_voided = 0
@@ -463,6 +468,9 @@ class DealerApp:
             d.wake.set()
 
     async def stop(self) -> None:
+        self.stopping = True
+        for d in self.drivers.values():
+            d.wake.set()
         tasks = [d.task for d in self.drivers.values() if d.task is not None]
         for task in tasks:
             task.cancel()

@@ -1,0 +1,133 @@
+"""The dealer on a real nats-server: it follows TABLE_EVENTS through its feed, writes revealed
+seeds to the RNG_AUDIT stream, keeps pauses in its KV bucket, and a new dealer process rebuilds
+every table by folding the log before it acts.
+
+The table, rng and wallet are the in-memory fakes of the unit tests, except that the fake table's
+envelopes are appended to JetStream (``JetStreamEventStore``) and reach the dealer only through the
+stream, as in production.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import nats
+import pytest
+from nats.js import JetStreamContext
+
+from engine.hand_events import HandStarted
+from eventstore.envelope import Envelope
+from eventstore.jetstream import JetStreamEventStore
+from eventstore.streams import TABLE_EVENTS, ensure_stream
+from eventstore.subjects import table_subject
+from services.dealer import ids
+from services.dealer.app import DealerApp, DealerSettings
+from services.dealer.audit import JetStreamAudit, read_reveals
+from services.dealer.feed import TableFeed
+from services.dealer.pauses import KvPauseStore
+from tests.services.dealer.fakes import FakeRng, FakeTable, FakeWallet, log_events
+from tests.services.dealer.rig import rules, until
+
+T = "jt-1"
+
+
+@dataclass
+class Dealer:
+    app: DealerApp
+    feed: TableFeed
+
+    async def stop(self) -> None:
+        await self.feed.stop()
+        await self.app.stop()
+
+
+class World:
+    def __init__(self, js: JetStreamContext) -> None:
+        self.js = js
+        self.store = JetStreamEventStore(js, stream=TABLE_EVENTS.name)
+        self.queue: asyncio.Queue[tuple[str, Envelope]] = asyncio.Queue()
+        self.table = FakeTable(lambda tid, env, _seq: self.queue.put_nowait((tid, env)))
+        self.rng = FakeRng(self.table)
+        self.wallet = FakeWallet()
+        self.last: dict[str, int] = {}
+        self.pump_task = asyncio.get_running_loop().create_task(self._pump())
+
+    async def _pump(self) -> None:
+        while True:
+            table_id, env = await self.queue.get()
+            subject = table_subject(table_id)
+            result = await self.store.append(subject, env, expected_sequence=self.last.get(subject, 0))
+            self.last[subject] = result.sequence
+
+    async def dealer(self) -> Dealer:
+        app = DealerApp(
+            rng=self.rng,
+            table=self.table,
+            wallet=self.wallet,
+            audit=JetStreamAudit(self.js),
+            settings=DealerSettings(retry_delay=0.01, max_retry_delay=0.05),
+            pauses=await KvPauseStore.open(self.js),
+        )
+        await app.load_pauses()
+        feed = TableFeed(self.js, app, stream=TABLE_EVENTS.name)
+        feed.start()
+        return Dealer(app=app, feed=feed)
+
+    def seat(self, players: dict[int, str]) -> None:
+        for seat, player in players.items():
+            self.wallet.buy_in(T, player, 100)
+            self.table.sit(T, seat, player, 100)
+
+
+@pytest.fixture
+async def world(nats_url: str) -> AsyncIterator[World]:
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    await ensure_stream(js, TABLE_EVENTS)
+    await JetStreamAudit(js).ensure()
+    w = World(js)
+    try:
+        yield w
+    finally:
+        w.pump_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await w.pump_task
+        await nc.close()
+
+
+async def test_feed_restart_audit_and_pauses(world: World) -> None:
+    dealer = await world.dealer()
+    world.table.open(T, rules())
+    world.seat({0: "ann", 1: "bob"})
+    await until(lambda: len(world.wallet.settlements) >= 2, what="two settled hands")
+    assert await dealer.app.set_paused(T, True) is not None
+    await until(lambda: not dealer.app.active_hands(), what="between hands")
+    await dealer.stop()
+    await until(world.queue.empty, what="appends flushed")
+    scheduled = world.table.state(T).hands_played
+
+    # A new dealer process: folds the whole log from the stream, remembers the pause.
+    again = await world.dealer()
+    try:
+        await until(lambda: again.app.live, what="caught up")
+        track = again.app.drivers[T].track
+        assert track.version == world.table.tables[T].version
+        assert track.hands == scheduled
+        assert again.app.drivers[T].paused
+        await asyncio.sleep(0.1)
+        assert world.table.state(T).hands_played == scheduled  # paused: nothing new
+        await again.app.set_paused(T, False)
+        next_hand = ids.hand_id(T, scheduled + 1)
+        await until(lambda: next_hand in world.rng.shuffles, what="the next hand after resume")
+    finally:
+        await again.stop()
+
+    reveals = {r.hand_id: r for r in await read_reveals(world.js, T)}
+    started = {e.hand_id: e for e in log_events(world.table, T) if isinstance(e, HandStarted)}
+    for n in range(1, scheduled + 1):
+        hand_id = ids.hand_id(T, n)
+        assert reveals[hand_id].commitment == started[hand_id].commitment
+        assert reveals[hand_id].hand_number == n
