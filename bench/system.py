@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.services import _peers
+from bench.services import _cpu_seconds, _peers
 from poker.table.v1 import table_service_pb2_grpc as tgrpc
 from pokerctl.bots import QUIET, create_table, start_bots, wait_tables
 from pokerctl.cmd_demo import hands_played, percentile, table_plan
@@ -57,10 +57,13 @@ async def _run(quick: bool) -> dict[str, object]:
                 hands0 = await hands_played(stub, names)
                 actions0 = bots.stats.actions
                 lat0 = len(bots.stats.latencies_ms)
+                pids = {n: p.process.pid for n, p in system.processes.items()}
+                cpu0 = {n: _cpu_seconds(pid) for n, pid in pids.items()}
                 t0 = time.perf_counter()
                 await asyncio.sleep(window)
                 hands1 = await hands_played(stub, names)
                 elapsed = time.perf_counter() - t0
+                cpu = {n: round(_cpu_seconds(pid) - cpu0[n], 2) for n, pid in pids.items()}
                 actions1 = bots.stats.actions
                 lat = bots.stats.latencies_ms[lat0:]
         finally:
@@ -75,6 +78,9 @@ async def _run(quick: bool) -> dict[str, object]:
             "actions_per_s": round((actions1 - actions0) / elapsed, 1),
             "act_p50_ms": round(percentile(lat, 50), 3),
             "act_p99_ms": round(percentile(lat, 99), 3),
+            # CPU seconds each service process used in the window (where the time goes).
+            "cpu_s": cpu,
+            "dealer_cpu_ms_per_hand": round(1000 * cpu["dealer"] / max(1, hands1 - hands0), 2),
             **peers,
         }
     finally:
