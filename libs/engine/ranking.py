@@ -204,6 +204,8 @@ def evaluate_five(ranking: Ranking, cards: Sequence[Card]) -> HandValue:
     ids = [_card_id(c) for c in cards]
     if len(ids) != 5 or len(set(ids)) != 5:
         raise InvalidHand(problem="need five different cards", hole=_fmt(cards), board="")
+    if ranking is not Ranking.STANDARD and min(ids) < _SIX_ID:
+        raise InvalidHand(problem="cards 2 to 5 are not in the 36-card deck", hole=_fmt(cards), board="")
     if ranking is Ranking.STANDARD:
         return HandValue(_standard_keys()[_phe5(*ids)])
     return HandValue(_short_deck_key(ranking, ids))

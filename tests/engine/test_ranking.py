@@ -391,3 +391,12 @@ def test_phevaluator_classes_map_one_to_one_and_in_order() -> None:
         HandCategory.PAIR: 2860,
         HandCategory.HIGH_CARD: 1277,
     }
+
+
+@pytest.mark.parametrize("ranking", [Ranking.SIX_PLUS, Ranking.SHORT_DECK])
+def test_evaluate_five_rejects_small_cards_in_36_card_rankings(ranking: Ranking) -> None:
+    with pytest.raises(InvalidHand, match="36-card"):
+        evaluate_five(ranking, parse_cards("2c6d7h8s9c"))
+    with pytest.raises(InvalidHand, match="five different"):
+        evaluate_five(ranking, parse_cards("6c6c7h8s9c"))
+    assert evaluate_five(ranking, parse_cards("Ac6d7h8s9c")).describe() == "straight, nine high"
