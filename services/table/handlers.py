@@ -254,8 +254,9 @@ class TableServicer(pb_grpc.TableServiceServicer):
         out = pb.GetHandHistoryResponse(
             hand=hand, text=history_text(list(at.log), viewer, reveal_all=auditor)
         )
-        if auditor:  # the raw envelopes hold every card dealt (and the deck): auditors only
+        if auditor:  # the raw envelopes and the seed reveal every card: auditors only
             out.envelopes.extend(envelope_codec.to_proto(e) for e in envelopes if isinstance(e, Envelope))
+            out.hand.revealed_seed = await self._app.store.events.revealed_seed(table_id, hand_id)
         return out
 
     async def WatchTable(

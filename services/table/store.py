@@ -32,6 +32,8 @@ from services.table import snapshot
 from services.table.model import LogEvent, TableModel
 
 ENGINE_VERSION = "openpoker-engine/0.1"
+AUDIT_STREAM = "RNG_AUDIT"  # written by the dealer (services.dealer.audit)
+AUDIT_PREFIX = "poker.audit.rng"
 RULES_VERSION_SUFFIX = "/1"  # rules_version = "<profile>/1", e.g. "seeds/1"
 
 
@@ -56,11 +58,26 @@ class TableEvents(Protocol):
         """Every table id with a log, in creation order."""
         ...
 
+    async def revealed_seed(self, table_id: str, hand_id: str) -> str:
+        """The hand's seed (hex) from the audit record of reveals, or "" if not revealed yet.
+
+        The dealer records each reveal in stream ``RNG_AUDIT``, subject
+        ``poker.audit.rng.<table_id>`` (``services.dealer.audit``), JSON with ``hand_id`` and
+        ``seed``; the first record per hand counts."""
+        ...
+
 
 class MemoryTableEvents(InMemoryEventStore):
     """For unit tests: the in-memory store plus follow (polling) and the table catalogue."""
 
     poll_interval = 0.005
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reveals: dict[tuple[str, str], str] = {}  # (table, hand) -> seed hex, set by tests
+
+    async def revealed_seed(self, table_id: str, hand_id: str) -> str:
+        return self.reveals.get((table_id, hand_id), "")
 
     async def follow(self, subject: str, *, after_sequence: int) -> AsyncIterator[StoredEnvelope]:
         while True:
@@ -82,6 +99,24 @@ class JetStreamTableEvents(JetStreamEventStore):
     def __init__(self, js: JetStreamContext, *, stream: str) -> None:
         super().__init__(js, stream=stream)
         self._created: dict[str, int] = {}  # table id -> first stream sequence (never changes)
+        self._reveals: dict[str, tuple[int, dict[str, str]]] = {}  # table -> (last seq read, seeds)
+
+    async def revealed_seed(self, table_id: str, hand_id: str) -> str:
+        subject = f"{AUDIT_PREFIX}.{table_id}"
+        last, seeds = self._reveals.get(table_id, (0, {}))
+        while hand_id not in seeds:
+            try:
+                raw = await self._js.get_msg(AUDIT_STREAM, seq=last + 1, subject=subject, next=True)
+            except NotFoundError:  # no (more) records, or no audit stream yet
+                break
+            last = int(raw.seq or last + 1)
+            try:
+                doc = json.loads(raw.data or b"")
+                seeds.setdefault(str(doc["hand_id"]), str(doc["seed"]))
+            except (ValueError, KeyError, TypeError):
+                continue  # not a reveal record: the replay reports it, here it is skipped
+        self._reveals[table_id] = (last, seeds)
+        return seeds.get(hand_id, "")
 
     async def follow(self, subject: str, *, after_sequence: int) -> AsyncIterator[StoredEnvelope]:
         config = api.ConsumerConfig(

@@ -14,6 +14,8 @@ from eventstore.streams import LEASES
 from eventstore.subjects import PARTITIONS, partition_lease_key, partition_of, table_subject
 from poker.table.v1 import table_service_pb2 as pb
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
+from services.dealer.audit import JetStreamAudit
+from services.dealer.ports import Reveal
 from services.table.events import OwnerChanged
 from services.table.model import LogEvent
 from services.table.store import decode_events
@@ -228,5 +230,48 @@ async def test_watch_follows_the_subject_and_resumes(nats_url: str, wallet: Wall
             cards = {s.player_id: list(s.hole_cards) for s in messages[0].table.seats if s.player_id}
             assert all(cards["ann"])
             assert cards["bob"] == ["", ""]
+    finally:
+        await table.stop()
+
+
+async def test_auditors_get_the_revealed_seed(nats_url: str, wallet: WalletServer) -> None:
+    nc = await nats.connect(nats_url)
+    try:  # the dealer's audit record of a reveal (services.dealer.audit)
+        audit = JetStreamAudit(nc.jetstream())
+        await audit.ensure()
+        await audit.record_reveal(
+            Reveal(
+                table_id="t1",
+                hand_id="h1",
+                hand_number=1,
+                version="openpoker-shuffle-v1",
+                deck_size=52,
+                commitment="c0ffee",
+                seed=bytes(range(32)),
+            )
+        )
+    finally:
+        await nc.close()
+    table = await table_service(nats_url, wallet, "table-a")
+    try:
+        async with channel(table.server.address) as chan:
+            stub = pb_grpc.TableServiceStub(chan)
+            await create(stub)
+            await join(stub, "ann", 1)
+            await join(stub, "bob", 2)
+            await start_hand(stub, "h1")
+            view = (await stub.GetTable(pb.GetTableRequest(name="tables/t1"))).table
+            await act(stub, to_act(view), pb.ACTION_TYPE_FOLD)
+            name = "tables/t1/hands/h1"
+            got = await stub.GetHandHistory(
+                pb.GetHandHistoryRequest(name=name), metadata=(("x-caller", "auditor"),)
+            )
+            assert got.hand.revealed_seed == bytes(range(32)).hex()
+            assert got.envelopes
+            player = await stub.GetHandHistory(
+                pb.GetHandHistoryRequest(name=name), metadata=(("x-player-id", "ann"),)
+            )
+            assert player.hand.revealed_seed == ""
+            assert not player.envelopes
     finally:
         await table.stop()

@@ -67,7 +67,13 @@ async def test_history_shows_only_what_the_caller_may_see(svc: Running) -> None:
     assert sorted(known) == [False, True]
     spectator = await history(svc, "h1", ())
     assert all(c == "" for cards in holes(spectator.hand).values() for c in cards)
+    events = svc.app.store.events
+    assert isinstance(events, MemoryTableEvents)
+    events.reveals[("t1", "h1")] = "ab" * 32  # the dealer's audit record of the reveal
+    assert ann.hand.revealed_seed == ""
+    assert (await history(svc, "h1", (("x-player-id", "ann"),))).hand.revealed_seed == ""  # a seed shows all
     audit = await history(svc, "h1", AUDITOR)
+    assert audit.hand.revealed_seed == "ab" * 32
     assert all(len(cards) == 2 and all(cards) for cards in holes(audit.hand).values())
     versions = [e.version for e in audit.envelopes]
     assert versions == list(range(audit.hand.first_version, audit.hand.last_version + 1))
