@@ -34,7 +34,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 
 from engine import hand, table
@@ -659,7 +659,7 @@ class TableApp:
 
     async def watch(
         self, table_id: str, from_version: int
-    ) -> AsyncIterator[tuple[TableModel, list[ActionEntry]]]:
+    ) -> AsyncGenerator[tuple[TableModel, list[ActionEntry]], None]:
         """The table after ``from_version`` (or now, if 0) and after every later envelope, with
         the actions each envelope added. Driven by the table's subject, so any instance serves it."""
         subject = self.store.subject(table_id)
@@ -675,15 +675,17 @@ class TableApp:
             after = item.sequence
         if not from_version:
             yield model, []
-        async for item in self.store.events.follow(subject, after_sequence=after):
-            if item.envelope.version <= model.version:
-                continue
-            before_hand = model.hand_order[-1] if model.hand_order else ""
-            before = len(actions(model.hand_log))
-            fold_envelope(model, item)
-            now_hand = model.hand_order[-1] if model.hand_order else ""
-            entries = actions(model.hand_log)
-            yield model, entries[before:] if now_hand == before_hand else entries
+        # aclosing: a watcher that goes away unsubscribes at once (not when collected).
+        async with contextlib.aclosing(self.store.events.follow(subject, after_sequence=after)) as stream:
+            async for item in stream:
+                if item.envelope.version <= model.version:
+                    continue
+                before_hand = model.hand_order[-1] if model.hand_order else ""
+                before = len(actions(model.hand_log))
+                fold_envelope(model, item)
+                now_hand = model.hand_order[-1] if model.hand_order else ""
+                entries = actions(model.hand_log)
+                yield model, entries[before:] if now_hand == before_hand else entries
 
 
 def _commitment(log: Sequence[LogEvent]) -> str:

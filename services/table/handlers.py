@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import dataclasses
 import json
 from collections.abc import AsyncIterator
@@ -264,12 +265,13 @@ class TableServicer(pb_grpc.TableServiceServicer):
     ) -> AsyncIterator[pb.WatchTableResponse]:
         table_id = mapping.table_id_of(request.name)
         viewer = _player(context, request.viewer_player_id, required=False) or None
-        async for model, entries in self._app.watch(table_id, request.from_version):
-            yield pb.WatchTableResponse(
-                table=mapping.table_view(model, viewer),
-                version=model.version,
-                new_actions=[mapping.action_record(e) for e in entries],
-            )
+        async with contextlib.aclosing(self._app.watch(table_id, request.from_version)) as views:
+            async for model, entries in views:
+                yield pb.WatchTableResponse(
+                    table=mapping.table_view(model, viewer),
+                    version=model.version,
+                    new_actions=[mapping.action_record(e) for e in entries],
+                )
 
     # -- the dealer -------------------------------------------------------------------------
 

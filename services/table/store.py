@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import Protocol
 
 from nats.js import JetStreamContext, api
@@ -50,7 +50,7 @@ class TableEvents(Protocol):
 
     async def load_snapshot(self, stream_id: str) -> Snapshot | None: ...
 
-    def follow(self, subject: str, *, after_sequence: int) -> AsyncIterator[StoredEnvelope]:
+    def follow(self, subject: str, *, after_sequence: int) -> AsyncGenerator[StoredEnvelope, None]:
         """Envelopes on ``subject`` after ``after_sequence``, then each new one, until cancelled."""
         ...
 
@@ -79,7 +79,7 @@ class MemoryTableEvents(InMemoryEventStore):
     async def revealed_seed(self, table_id: str, hand_id: str) -> str:
         return self.reveals.get((table_id, hand_id), "")
 
-    async def follow(self, subject: str, *, after_sequence: int) -> AsyncIterator[StoredEnvelope]:
+    async def follow(self, subject: str, *, after_sequence: int) -> AsyncGenerator[StoredEnvelope, None]:
         while True:
             batch = await self.read(subject, after_sequence=after_sequence)
             for stored in batch:
@@ -118,7 +118,7 @@ class JetStreamTableEvents(JetStreamEventStore):
         self._reveals[table_id] = (last, seeds)
         return seeds.get(hand_id, "")
 
-    async def follow(self, subject: str, *, after_sequence: int) -> AsyncIterator[StoredEnvelope]:
+    async def follow(self, subject: str, *, after_sequence: int) -> AsyncGenerator[StoredEnvelope, None]:
         config = api.ConsumerConfig(
             deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after_sequence + 1
         )
