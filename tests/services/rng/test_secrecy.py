@@ -17,7 +17,7 @@ from services.rng.sealing import SeedSealer, associated_data
 from services.rng.store import InMemoryShuffleStore, decode, encode
 from shell.config import ConfigError, ShellConfig
 from shell.logs import configure_logging
-from tests.services.rng.conftest import KEY, caller, dealer, start_rig
+from tests.services.rng.rig import KEY, caller, dealer, start_rig
 
 
 def seed_forms(seed: bytes) -> list[str]:

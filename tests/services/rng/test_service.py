@@ -17,7 +17,7 @@ from services.rng.sealing import SeedSealer, associated_data
 from services.rng.store import InMemoryShuffleStore, StoredShuffle
 from shell.client import rich_error
 from shuffle import commitment, derive_deck
-from tests.services.rng.conftest import KEY, Rig, caller, dealer, start_rig
+from tests.services.rng.rig import KEY, Rig, caller, dealer, start_rig
 
 
 async def shuffle(rig: Rig, hand: str = "h-1", table: str = "t-1", size: int = 52) -> pb.ShuffleResponse:

@@ -1,0 +1,54 @@
+"""Test rig: a real ``grpc.aio`` rng server on a free port over in-memory stores."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+
+from grpc import aio
+
+from poker.rng.v1 import rng_service_pb2_grpc as pb_grpc
+from services.rng.app import RngApp
+from services.rng.entropy import os_seed
+from services.rng.handlog import InMemoryHandLog
+from services.rng.sealing import SeedSealer
+from services.rng.server import spec
+from services.rng.store import InMemoryShuffleStore, ShuffleStore
+from shell.client import channel
+from shell.config import ShellConfig
+from shell.server import start_server
+
+KEY = bytes(range(100, 132))
+
+
+@dataclass
+class Rig:
+    stub: pb_grpc.RngServiceAsyncStub
+    store: ShuffleStore
+    hand_log: InMemoryHandLog
+    sealer: SeedSealer
+
+
+def dealer() -> tuple[tuple[str, str], ...]:
+    return (("x-caller", "dealer"),)
+
+
+def caller(name: str) -> tuple[tuple[str, str], ...]:
+    return (("x-caller", name),)
+
+
+async def start_rig(
+    *, seed_source: Callable[[], bytes] = os_seed, store: ShuffleStore | None = None
+) -> AsyncIterator[Rig]:
+    store = InMemoryShuffleStore() if store is None else store
+    hand_log = InMemoryHandLog()
+    sealer = SeedSealer(KEY, "test-key")
+    app = RngApp(store=store, hand_log=hand_log, sealer=sealer, seed_source=seed_source)
+    config = ShellConfig.from_env("rng", environ={"POKER_RNG_PORT": "0"})
+    running = await start_server(config, [spec(app)])
+    chan: aio.Channel = channel(running.address)
+    try:
+        yield Rig(stub=pb_grpc.RngServiceStub(chan), store=store, hand_log=hand_log, sealer=sealer)
+    finally:
+        await chan.close()
+        await running.stop(0)
