@@ -458,3 +458,18 @@ def test_house_rule_switches_are_values_of_the_rules() -> None:
     hand = setup(largest, {0: 500, 1: 500, 2: 5, 3: 500}, button=0, posts=blinds(1, 2, 10, 20))
     utg = legal(given(hand), 3)
     assert (utg.to_call, utg.min_raise_to) == (10, 30)
+
+
+def test_a9_limit_cap_also_holds_heads_up() -> None:
+    hand = setup(_fl(Profile.SEEDS), {0: 500, 1: 500}, button=0, posts=blinds(0, 1, 10, 20))
+    state = given(hand, bet(0, 40), bet(1, 60), bet(0, 80))  # big blind + three raises
+    assert not legal(state, 1).can_raise
+
+
+def test_c3_two_odd_chips_both_go_to_the_first_winner_left_of_the_button() -> None:
+    """Pot 11 split three ways: 5 / 3 / 3 (OddChips.FIRST_LEFT_OF_BUTTON)."""
+    hand = setup(
+        nl(2, 3), dict.fromkeys(range(4), 100), button=0, posts=blinds(1, 2, 2, 3), board="AsKsQsJsTs"
+    )
+    state = given(hand, call(3), call(0), fold(1), check(2), *(check(s) for _ in range(3) for s in (2, 3, 0)))
+    assert H.final_stacks(state) == {0: 100, 1: 98, 2: 102, 3: 100}
