@@ -276,13 +276,15 @@ def _hole(player: hand_engine.PlayerView, count: int) -> list[str]:
     return _cards(player.hole) if player.hole is not None else [""] * count
 
 
-def _seats(model: TableModel, hand_view: hand_engine.HandView | None, button: int) -> list[pb.Seat]:
+def _seats(
+    model: TableModel, infos: Sequence[table.SeatInfo], hand_view: hand_engine.HandView | None, button: int
+) -> list[pb.Seat]:
     state = model.state
     assert state is not None
     players = {p.seat: p for p in hand_view.players} if hand_view is not None else {}
     hs = state.hand
     out = []
-    for info in table.seats(state):
+    for info in infos:
         seat = pb.Seat(
             seat=info.seat + 1,
             status=_seat_status(info),
@@ -328,7 +330,7 @@ def table_view(model: TableModel, viewer: str | None) -> pb.Table:
         config=config_cached(state.rules),
         status=status,
         version=model.version,
-        seats=_seats(model, view.hand, button),
+        seats=_seats(model, view.seats, view.hand, button),
         button_seat=button + 1 if button >= 0 else 0,
         hands_played=state.hands_played,
     )
@@ -344,6 +346,7 @@ def table_view(model: TableModel, viewer: str | None) -> pb.Table:
                 viewer,
                 rules_holes=state.rules.hole_cards,
                 live=state.hand,
+                live_view=view.hand,
             )
         )
     return out
@@ -392,6 +395,7 @@ def hand_of(
     commitment: str = "",
     reveal_all: bool = False,
     live: hand_engine.HandState | None = None,
+    live_view: hand_engine.HandView | None = None,
 ) -> pb.Hand:
     """A hand from its log, redacted for ``viewer`` (a player id; None = spectator) unless
     ``reveal_all`` (auditors and the dealer, finished hands only)."""
@@ -408,7 +412,8 @@ def hand_of(
     # The live hand's state is the cached table's (no re-fold on the hot path).
     hs = live if live is not None else hand_engine.fold(events)
     seat = next((s for i, s in enumerate(hs.seats) if hs.players[i] == viewer), None) if viewer else None
-    view = hand_engine.view(hs, seat)
+    # The caller's view of the live hand is reused when given (same state, same viewer).
+    view = live_view if live_view is not None else hand_engine.view(hs, seat)
     over = view.over or record.voided
     showdown = any(isinstance(e, ShowdownStarted) for e in events)
     if over:
