@@ -17,8 +17,8 @@ Theory of operation
   every append carrying the expected sequence, a stale owner's write fails and it backs off:
   two instances never both append to one table.
 * **Money.** Join and top-up move chips cash -> escrow in the wallet first (request id
-  ``<rid>:buy-in``), then append. If the append fails, the same flow refunds (``<rid>:refund``)
-  before answering; if the wallet says the buy-in id was seen before while the table never
+  ``<rid>:buy-in``), then append. If the append definitely failed, the same flow refunds
+  (``<rid>:refund``) before answering; if its outcome is unknown, the re-read log decides; if the wallet says the buy-in id was seen before while the table never
   recorded the request, the earlier attempt's chips are refunded and the request is refused
   (REQUEST_ID_SPENT): escrow is never stranded and never backs chips twice. A refund that cannot
   reach the wallet is retried in the background. Leaving appends first, then cashes out each
@@ -77,6 +77,7 @@ from services.table.model import ActionEntry, HandRecord, LogEvent, Outcome, Tab
 from services.table.ownership import Ownership, PartitionHeld
 from services.table.store import RULES_VERSION_SUFFIX, TableStore, decode_events, fold_envelope
 from services.table.wallet import Wallet
+from shell.errors import ServiceError
 from shell.logs import get_logger
 
 CASH_OUT_RETRY_SECONDS = (0.2, 0.5, 1, 2, 5, 10, 30, 60)
@@ -397,9 +398,28 @@ class TableApp:
             raise RequestSpent(request_id=request_id)
         try:
             return await self.execute(table_id, request_id=request_id, decide=decide)
-        except BaseException:
+        except (EngineError, ServiceError):
+            # Refused by the engine, stale, fenced, or every append lost its race: nothing of
+            # this request is in the log, so the chips go back.
             await self._refund(request_id, table_id, player, amount)
             raise
+        except BaseException:
+            # Ambiguous (e.g. the append's outcome is unknown): refund only if the log says the
+            # request did not land; if the log cannot be read either, keep the escrow: a retry
+            # with the same request id either finds the request or refunds (REQUEST_ID_SPENT).
+            if not await self._landed(table_id, request_id):
+                await self._refund(request_id, table_id, player, amount)
+            raise
+
+    async def _landed(self, table_id: str, request_id: str) -> bool:
+        """Is ``request_id`` in the table's log? (True when that cannot be known.)"""
+        self.forget(table_id)
+        try:
+            async with self._lock(table_id):
+                model, _ = await self._owned(table_id)
+                return request_id in model.requests
+        except Exception:
+            return True
 
     # -- commands ---------------------------------------------------------------------------
 

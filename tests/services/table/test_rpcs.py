@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable
+from typing import Any
 
 import grpc
 import pytest
@@ -204,6 +205,23 @@ async def test_append_failure_after_buy_in_refunds(svc: Running, wallet: FakeWal
     assert err.code == grpc.StatusCode.INTERNAL
     assert wallet.cash["ann"] == 1000
     assert wallet.escrow[("t1", "ann")] == 0
+
+
+async def test_ambiguous_failure_after_the_append_keeps_the_escrow(svc: Running, wallet: FakeWallet) -> None:
+    await create(svc.stub)
+    landed = svc.app.execute
+
+    async def lost_reply(*args: Any, **kwargs: Any) -> Any:
+        await landed(*args, **kwargs)
+        raise RuntimeError("ack lost after the append")
+
+    svc.app.execute = lost_reply  # type: ignore[method-assign]
+    err = await refused(join(svc.stub, "ann", 1))
+    assert err.code == grpc.StatusCode.INTERNAL
+    # The log has the seat, so the escrow backing it stays (no refund).
+    assert wallet.escrow[("t1", "ann")] == 200
+    seats = (await svc.stub.GetTable(pb.GetTableRequest(name="tables/t1"))).table.seats
+    assert seats[0].player_id == "ann"
 
 
 async def test_retry_of_a_refunded_request_is_refused(svc: Running, wallet: FakeWallet) -> None:
