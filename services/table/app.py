@@ -19,7 +19,8 @@ Theory of operation
 * **Money.** Join and top-up move chips cash -> escrow in the wallet first (request id
   ``<rid>:buy-in``), then append. If the append definitely failed, the same flow refunds
   (``<rid>:refund``) before answering; if its outcome is unknown, the re-read log decides. If
-  the wallet says the buy-in id was seen before while the table never recorded the request, the earlier attempt's chips are refunded and the request is refused
+  the wallet says the buy-in id was seen before while the table never recorded the request,
+  the earlier attempt's chips are refunded and the request is refused
   (REQUEST_ID_SPENT): escrow is never stranded and never backs chips twice. A refund that cannot
   reach the wallet is retried in the background. Leaving appends first, then cashes out each
   ``PlayerLeft`` with the id ``<table>:<version>:left:<seat>`` (deterministic, so the retried
