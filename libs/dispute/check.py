@@ -33,6 +33,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from dataclasses import fields as dataclass_fields
 from enum import StrEnum
 from typing import Protocol
 
@@ -558,14 +559,22 @@ def _compare(
         version, got = recorded[i]
         if got != want:
             cards = isinstance(got, HoleCardsDealt | BoardDealt) and type(got) is type(want)
-            raise fail(
-                Check.CARDS if cards else Check.REFOLD,
-                version,
-                f"recorded {_event_text(got)}, the rules give {_event_text(want)}",
-                h,
-            )
+            raise fail(Check.CARDS if cards else Check.REFOLD, version, _difference(got, want), h)
         i += 1
     return i
+
+
+def _difference(got: HandEvent, want: HandEvent) -> str:
+    """What differs between a recorded event and the one the rules give: the fields if the
+    types agree, else both events."""
+    if type(got) is type(want) and not isinstance(got, HandStarted):
+        fields = [f.name for f in dataclass_fields(got) if getattr(got, f.name) != getattr(want, f.name)]
+        name = type(got).__name__
+        parts = [
+            f"{name}.{f} recorded {getattr(got, f)!r}, the rules give {getattr(want, f)!r}" for f in fields
+        ]
+        return "; ".join(parts)
+    return f"recorded {_event_text(got)}, the rules give {_event_text(want)}"
 
 
 def _event_text(e: object) -> str:

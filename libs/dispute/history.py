@@ -71,6 +71,7 @@ def hand_lines(h: HandReplay) -> list[str]:
             f"  Seed {h.reveal.seed.hex()} ({h.reveal.version}): opens the commitment, deals these cards"
         )
     street = "Preflop"
+    highest = 0  # the street's highest bet so far: a bet opens, a raise goes over it
     acts: list[str] = []
     board: list[str] = []
 
@@ -82,6 +83,7 @@ def hand_lines(h: HandReplay) -> list[str]:
     for _, e in h.events:
         match e:
             case ForcedBetPosted(seat=seat, kind=kind, amount=amount, all_in=all_in):
+                highest = max(highest, amount)
                 acts.append(f"{who(seat)} posts {kind.value.replace('_', ' ')} {amount}" + _all_in(all_in))
             case HoleCardsDealt(seat=seat, cards=cards):
                 lines.append(f"  Dealt to {who(seat)}: {_cards(cards)}")
@@ -94,13 +96,16 @@ def hand_lines(h: HandReplay) -> list[str]:
             case Called(seat=seat, amount=amount, all_in=all_in):
                 acts.append(f"{who(seat)} calls {amount}" + _all_in(all_in))
             case BetPlaced(seat=seat, to=to, all_in=all_in):
-                acts.append(f"{who(seat)} bets/raises to {to}" + _all_in(all_in))
+                verb = f"raises to {to}" if highest else f"bets {to}"
+                highest = max(highest, to)
+                acts.append(f"{who(seat)} {verb}" + _all_in(all_in))
             case AllInProtected(seat=seat):
                 acts.append(f"{who(seat)} all-in protected")
             case UncalledBetReturned(seat=seat, amount=amount):
                 acts.append(f"{amount} uncalled returned to {who(seat)}")
             case BoardDealt(street=s, cards=cards):
                 flush()
+                highest = 0
                 board.extend(str(c) for c in cards)
                 street = f"{s.value.capitalize()} [{' '.join(board)}]"
             case ShowdownStarted():

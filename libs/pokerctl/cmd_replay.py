@@ -102,6 +102,10 @@ def run(args: argparse.Namespace) -> int:
         if r.failure is not None:
             print(f"FAILED: {r.failure.describe()}")
     if ok:
-        hands = sum(len(r.hands) for r in results)
-        print(f"OK: {len(results)} table(s), {hands} hand(s): every check passed")
+        envelopes = sum(r.envelopes for r in results)
+        if args.hand is not None:
+            print(f"OK: hand {args.hand} and the integrity of all {envelopes} envelopes: every check passed")
+        else:
+            hands = sum(len(r.hands) for r in results)
+            print(f"OK: {len(results)} table(s), {envelopes} envelopes, {hands} hand(s): every check passed")
     return 0 if ok else 1
