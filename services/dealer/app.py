@@ -110,6 +110,7 @@ class TableDriver:
     wait_version: int = 0
     last_finished: float = 0.0
     failures: int = 0
+    starting: tuple[str, int] | None = None  # (hand id, number) being shuffled and started
     task: asyncio.Task[None] | None = None
     last_error: str = ""
 
@@ -166,8 +167,10 @@ class TableDriver:
             return None
         h = t.current
         if h is not None and h.hand_id not in self.done:
+            self.starting = None
             return await self._hand_step(h)
         self.stage = None
+        self.starting = None
         self.clock = None
         if self.paused:
             return None
@@ -329,6 +332,7 @@ class TableDriver:
         hand_id = ids.hand_id(self.table_id, number)
         self.stage = Stage.SHUFFLING
         self.hand_started_at = _now()
+        self.starting = (hand_id, number)
         shuffled = await self.app.rng.shuffle(
             request_id=ids.request_id(self.table_id, number, "shuffle"),
             table_id=self.table_id,
@@ -382,6 +386,20 @@ class TableDriver:
     def info(self) -> ActiveHandInfo | None:
         t = self.track
         h = t.current
+        if (h is None or h.hand_id in self.done) and self.starting is not None:
+            # Being shuffled and started: in flight already (an operator waiting for a quiet
+            # table must not miss it).
+            hand_id, number = self.starting
+            return ActiveHandInfo(
+                table_id=self.table_id,
+                hand_id=hand_id,
+                hand_number=number,
+                stage=Stage.SHUFFLING,
+                started_at=self.hand_started_at or _now(),
+                seat_to_act=None,
+                action_deadline=None,
+                table_version=t.version,
+            )
         if h is None or h.hand_id in self.done:
             return None
         seat = None

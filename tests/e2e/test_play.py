@@ -105,8 +105,11 @@ async def test_illegal_actions_are_refused_and_change_nothing(system: LocalSyste
         done = await c.act(table_id, actor, hand.hand_id, tpb.ACTION_TYPE_CALL, expected_version=version)
         assert done.version == version + 1
 
-        # The operator voids the hand: the table returns every chip and the wallet releases the
-        # reservations.
+        # The operator pauses the table and voids the hand: the table returns every chip and the
+        # wallet releases the reservations.
+        await c.dealer.PauseTable(
+            dpb.PauseTableRequest(request_id=str(uuid.uuid4()), table=f"tables/{table_id}"), timeout=5
+        )
         voided = await c.dealer.VoidHand(
             dpb.VoidHandRequest(
                 request_id=str(uuid.uuid4()), name=f"tables/{table_id}/hands/{hand.hand_id}", reason="e2e"

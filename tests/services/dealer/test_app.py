@@ -267,3 +267,15 @@ async def test_a_player_joining_while_a_hand_starts_gets_a_fresh_start() -> None
     assert {s.player for s in first.seats} == {"ann", "bob", "cy"}
     assert_conserved(rig)
     await rig.app.stop()
+
+
+async def test_a_hand_being_started_counts_as_in_flight() -> None:
+    rig = Rig()
+    rig.app.go_live()
+    rig.table.open(T, rules(time=SLOW))
+    seen: list[list[str]] = []
+    rig.table.before_start = lambda: seen.append([h.stage.value for h in rig.app.active_hands()])
+    rig.seat(T, {0: "ann", 1: "bob"})
+    await until(lambda: (T, 1) in rig.wallet.hands, what="hand 1 reserved")
+    assert seen == [["shuffling"]]
+    await rig.app.stop()
