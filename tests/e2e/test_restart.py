@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 
+import grpc
 import nats
 
 from eventstore.codec import from_proto
@@ -17,19 +18,30 @@ from pokerctl.cmd_demo import quiesce
 from pokerctl.local import LocalSystem
 from services.dealer.audit import read_reveals
 from services.dealer.tracker import decode_event
+from shell.client import rich_error
 from shuffle import ShuffleRecord, dealt_from_top, verify_record
 from tests.e2e.helpers import Clients, in_hand
 
 
 async def play_one(c: Clients, table_id: str, players: dict[int, str]) -> int:
-    """The player to act checks or calls; returns the version after it."""
-    table = await c.wait(table_id, in_hand, what="a decision")
-    hand = table.current_hand
-    action = tpb.ACTION_TYPE_CHECK if tpb.ACTION_TYPE_CHECK in hand.to_act.actions else tpb.ACTION_TYPE_CALL
-    done = await c.act(
-        table_id, players[hand.to_act.seat], hand.hand_id, action, expected_version=table.version
-    )
-    return done.version
+    """The player to act checks or calls; returns the version after it. A restarted table service
+    records its ownership (``OwnerChanged``) on its first command, so a view taken just before
+    can be one version stale: look again and act on what is there."""
+    for _ in range(5):
+        table = await c.wait(table_id, in_hand, what="a decision")
+        hand = table.current_hand
+        checks = tpb.ACTION_TYPE_CHECK in hand.to_act.actions
+        action = tpb.ACTION_TYPE_CHECK if checks else tpb.ACTION_TYPE_CALL
+        try:
+            done = await c.act(
+                table_id, players[hand.to_act.seat], hand.hand_id, action, expected_version=table.version
+            )
+        except grpc.RpcError as err:
+            if rich_error(err).reason != "STALE_VERSION":
+                raise
+            continue
+        return done.version
+    raise AssertionError("the table kept moving")
 
 
 async def test_table_then_dealer_killed_mid_hand(system: LocalSystem) -> None:
