@@ -137,7 +137,7 @@ class HandReplay:
     first_version: int
     last_version: int = 0
     events: list[tuple[int, LogEvent]] = field(default_factory=list)  # HandScheduled .. end
-    status: HandStatus = HandStatus.IN_PROGRESS
+    status: HandStatus = HandStatus.NOT_CHECKED
     pending: list[str] = field(default_factory=list)
     reveal: RevealRecord | None = None
     wallet: WalletHand | None = None
@@ -200,7 +200,14 @@ def replay_table(
         _walk(out, log, reveals=reveals, wallet=wallet, only_hand=only_hand)
     except _Broken as broken:
         out.failure = broken.failure
+        for h in out.hands:
+            if h.number == broken.failure.hand_number and broken.failure.check in _HAND_CHECKS:
+                h.status = HandStatus.FAILED
     return out
+
+
+# Checks that judge one hand (the others judge the log around it).
+_HAND_CHECKS = frozenset({Check.SEED, Check.CARDS, Check.REFOLD, Check.WALLET})
 
 
 def _walk(
@@ -358,7 +365,8 @@ def _check_hand(
             h.status = HandStatus.VOIDED
             return
         if latest:
-            return  # scheduled, the hand's first events not written yet
+            h.status = HandStatus.IN_PROGRESS  # scheduled, the hand's first events not written yet
+            return
         raise fail(Check.REFOLD, scheduled[0], "HandScheduled is not followed by HandStarted", h)
     start_version, started = recorded[0]
     assert isinstance(started, HandStarted)
