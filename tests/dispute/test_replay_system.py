@@ -349,11 +349,31 @@ def _copy(logs: Logs) -> Logs:
     return Logs(table=list(logs.table), audit=list(logs.audit), wallet=list(logs.wallet))
 
 
-def test_the_untouched_copy_passes(nt1: Logs, tmp_path: Path) -> None:
+def test_the_untouched_copy_passes_offline_and_live(nt1: Logs, tmp_path: Path) -> None:
     folder = write_logs(_copy(nt1), tmp_path / "copy")
     code, report = _replay_json(folder, "nt-1")
     assert code == 0, report["failure"]
     assert report["ok"]
+    with NatsServer(data_dir=folder) as server:  # the same logs served live
+        code, out, err = _run("replay", "--table", "nt-1", "--json", "--nats", server.url)
+    assert code == 0, err
+    assert json.loads(out) == report
+
+
+def test_unreadable_logs_and_unknown_tables_exit_2(played: Path, tmp_path: Path) -> None:
+    code, _, err = _run("replay", "--table", "no-such-table", "--data-dir", str(played))
+    assert code == 2
+    assert "no log of table 'no-such-table'" in err
+    code, _, err = _run("replay", "--table", "nt-1", "--hand", "999", "--data-dir", str(played))
+    assert code == 2
+    assert "has no hand 999" in err
+    code, _, err = _run("replay", "--all", "--data-dir", str(tmp_path))
+    assert code == 2
+    assert "no jetstream/ store" in err
+    with NatsServer(data_dir=tmp_path / "empty") as server:
+        code, _, err = _run("replay", "--all", "--nats", server.url)
+    assert code == 2
+    assert "no table was ever created" in err
 
 
 def test_an_altered_amount_breaks_the_hash_chain(nt1: Logs, tmp_path: Path) -> None:
