@@ -20,9 +20,10 @@ first broken check, which it names (``Check``) with the table, the version and t
    give, and the hand re-decided by the engine under its recorded rules from the derived deck,
    with the players' recorded decisions as commands, produces exactly the recorded events:
    every forced bet, card, follow-on, pot, rake and payout recomputed equal;
-9. ``wallet``: the wallet settled each finished hand once, with the table's rake, each player's
-   contribution (start - final + won) and each payout (``WALLET_EVENTS``); a voided hand is
-   not settled.
+9. ``wallet``: the wallet's ledger (``WALLET_EVENTS``) has an intact hash chain (checked once
+   the table log's own checks passed, before any hand is judged), and it settled each finished
+   hand once, with the table's rake, each player's contribution (start - final + won) and each
+   payout; a voided hand is not settled.
 
 A hand whose seed or settlement is not recorded yet is ``pending`` (not a failure) only when it
 is the table's latest hand: the dealer reveals and settles right after a hand ends.
@@ -189,15 +190,21 @@ def replay_table(
     reveals: Mapping[str, RevealRecord],
     wallet: Mapping[tuple[str, int], WalletHand],
     only_hand: int | None = None,
+    wallet_chain_problem: str = "",
 ) -> TableReplay:
     """Run every check over ``log`` (in stream order); ``reveals`` by hand id.
 
     With ``only_hand`` the whole log is still checked for integrity and folded, but the
     per-hand checks (seed, cards, re-decision, wallet) run for that hand only.
+    ``wallet_chain_problem``: the ledger's hash chain is broken (``verify_chain``), so no
+    settlement in it is evidence: the ``wallet`` check fails after the table log's own checks,
+    before any hand is judged.
     """
     out = TableReplay(table_id=table_id)
     try:
-        _walk(out, log, reveals=reveals, wallet=wallet, only_hand=only_hand)
+        _walk(
+            out, log, reveals=reveals, wallet=wallet, only_hand=only_hand, wallet_problem=wallet_chain_problem
+        )
     except _Broken as broken:
         out.failure = broken.failure
         for h in out.hands:
@@ -217,6 +224,7 @@ def _walk(
     reveals: Mapping[str, RevealRecord],
     wallet: Mapping[tuple[str, int], WalletHand],
     only_hand: int | None,
+    wallet_problem: str,
 ) -> None:
     table_id = out.table_id
     model = TableModel(table_id=table_id)
@@ -332,6 +340,8 @@ def _walk(
                 and current.last_version == 0
             ):
                 current.last_version = v
+    if wallet_problem:
+        raise fail(Check.WALLET, None, f"the wallet's ledger hash chain is broken {wallet_problem}")
     for i, h in enumerate(out.hands):
         if only_hand is not None and h.number != only_hand:
             h.status = HandStatus.NOT_CHECKED

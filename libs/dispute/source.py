@@ -30,6 +30,7 @@ from nats.js.errors import NotFoundError
 
 from dispute.evidence import LoggedEnvelope, RevealRecord, WalletHand, wallet_hands
 from eventstore import codec as envelope_codec
+from eventstore import verify_chain
 from eventstore.jetstream import MSG_ID_HEADER, JetStreamEventStore
 from eventstore.streams import TABLE_EVENTS, WALLET_EVENTS
 from eventstore.subjects import table_subject
@@ -51,6 +52,7 @@ class Evidence:
     log: tuple[LoggedEnvelope, ...]
     reveals: dict[str, RevealRecord]
     wallet: dict[tuple[str, int], WalletHand]
+    wallet_chain_problem: str = ""  # the ledger's hash chain is broken: how
 
 
 async def _quiet(_: Exception) -> None:
@@ -132,14 +134,17 @@ async def read_reveals(js: JetStreamContext, table_id: str) -> dict[str, RevealR
     return out
 
 
-async def read_wallet(js: JetStreamContext) -> dict[tuple[str, int], WalletHand]:
+async def read_wallet(js: JetStreamContext) -> tuple[dict[tuple[str, int], WalletHand], str]:
+    """The ledger's hands, and what is wrong with its hash chain ("" when intact)."""
     try:
         await js.stream_info(WALLET_EVENTS.name)
     except NotFoundError:
-        return {}  # no ledger: every settlement check will say so
+        return {}, ""  # no ledger: every settlement check will say so
     store = JetStreamEventStore(js, stream=WALLET_EVENTS.name)
     stored = await store.read(WALLET_SUBJECT)
-    return wallet_hands(wallet_event(r) for s in stored for r in s.envelope.events)
+    chain = verify_chain(s.envelope for s in stored)
+    problem = "" if chain.ok else f"at its version {chain.first_broken_version}: {chain.problem}"
+    return wallet_hands(wallet_event(r) for s in stored for r in s.envelope.events), problem
 
 
 async def read_evidence(url: str, tables: list[str] | None) -> list[Evidence]:
@@ -152,13 +157,14 @@ async def read_evidence(url: str, tables: list[str] | None) -> list[Evidence]:
         for t in wanted:
             if t not in known:
                 raise EvidenceUnreadable(f"no log of table {t!r} at {url}")
-        wallet = await read_wallet(js)
+        wallet, wallet_problem = await read_wallet(js)
         return [
             Evidence(
                 table_id=t,
                 log=await read_table_log(js, t),
                 reveals=await read_reveals(js, t),
                 wallet=wallet,
+                wallet_chain_problem=wallet_problem,
             )
             for t in wanted
         ]

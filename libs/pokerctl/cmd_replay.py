@@ -70,7 +70,14 @@ def load_evidence(args: argparse.Namespace, tables: list[str] | None) -> list[Ev
 
 def replay_all(evidence: list[Evidence], *, hand: int | None) -> list[TableReplay]:
     return [
-        replay_table(ev.table_id, ev.log, reveals=ev.reveals, wallet=ev.wallet, only_hand=hand)
+        replay_table(
+            ev.table_id,
+            ev.log,
+            reveals=ev.reveals,
+            wallet=ev.wallet,
+            only_hand=hand,
+            wallet_chain_problem=ev.wallet_chain_problem,
+        )
         for ev in evidence
     ]
 

@@ -194,27 +194,34 @@ def write_logs(logs: Logs, folder: Path) -> Path:
     return folder
 
 
+def resealed(envelopes: list[Envelope], start: int) -> list[Envelope]:
+    """The hash chain recomputed from index ``start`` on, as a forger who controls the store
+    would do it (so only deeper checks can catch the change)."""
+    out = list(envelopes)
+    prev = out[start - 1].hash if start else bytes(32)
+    for i in range(start, len(out)):
+        e = out[i]
+        draft = Draft(
+            stream_id=e.stream_id,
+            version=e.version,
+            command_id=e.command_id,
+            owner_epoch=e.owner_epoch,
+            rules_version=e.rules_version,
+            engine_version=e.engine_version,
+            events=e.events,
+            recorded_at=e.recorded_at,
+            causation_id=e.causation_id,
+            correlation_id=e.correlation_id,
+        )
+        out[i] = seal(draft, prev)
+        prev = out[i].hash
+    return out
+
+
 def put_envelopes(logs: Logs, envelopes: list[Envelope], *, reseal_from: int | None = None) -> None:
-    """Store ``envelopes`` as the table log; from index ``reseal_from`` on, recompute the hash
-    chain as a forger who controls the store would (so only deeper checks can catch it)."""
+    """Store ``envelopes`` as the table log, the chain recomputed from ``reseal_from`` on."""
     if reseal_from is not None:
-        prev = envelopes[reseal_from - 1].hash if reseal_from else bytes(32)
-        for i in range(reseal_from, len(envelopes)):
-            e = envelopes[i]
-            draft = Draft(
-                stream_id=e.stream_id,
-                version=e.version,
-                command_id=e.command_id,
-                owner_epoch=e.owner_epoch,
-                rules_version=e.rules_version,
-                engine_version=e.engine_version,
-                events=e.events,
-                recorded_at=e.recorded_at,
-                causation_id=e.causation_id,
-                correlation_id=e.correlation_id,
-            )
-            envelopes[i] = seal(draft, prev)
-            prev = envelopes[i].hash
+        envelopes[:] = resealed(envelopes, reseal_from)
     subject = logs.table[0].subject
     logs.table = [
         Message(subject=subject, data=envelope_codec.encode(e), headers={MSG_ID_HEADER: e.msg_id})
@@ -323,7 +330,7 @@ def test_one_hand_prints_a_readable_history_matching_the_log(played: Path) -> No
 
 
 def _expect(
-    tmp_path: Path, logs: Logs, *, check: str, version: int, hand: int | None, table: str = "nt-1"
+    tmp_path: Path, logs: Logs, *, check: str, version: int | None, hand: int | None, table: str = "nt-1"
 ) -> dict[str, Any]:
     folder = write_logs(logs, tmp_path / "tampered")
     code, report = _replay_json(folder, table)
@@ -336,7 +343,8 @@ def _expect(
     # and the text output names it too
     code, out, _ = _run("replay", "--table", table, "--data-dir", str(folder))
     assert code == 1
-    assert f"FAILED: {check} check failed at table {table}, version {version}" in out
+    where = f"table {table}, version {version}" if version is not None else f"table {table}: "
+    assert f"FAILED: {check} check failed at {where}" in out
     return dict(failure)
 
 
@@ -475,35 +483,51 @@ def test_a_lower_writer_epoch_fails_the_epochs_check(nt1: Logs, tmp_path: Path) 
     _expect(tmp_path, logs, check="epochs", version=k + 1, hand=hands_before(envelopes, k))
 
 
-def test_an_altered_wallet_payout_fails_the_wallet_check(nt1: Logs, tmp_path: Path) -> None:
-    logs = _copy(nt1)
+def _forge_wallet_payout(logs: Logs, *, reseal: bool) -> tuple[str, int]:
+    """Add a chip to one payout of a mid-log hand in the wallet's ledger: (hand id, ledger index)."""
     envelopes = logs.envelopes()
     _, _, ended = find_event(envelopes, lambda e: isinstance(e, HandEnded) and bool(e.payouts))
-    hand_no = int(ended.hand_id.rsplit("-", 1)[1])
-    pot_account = f"pot/nt-1/{hand_no}"
-    for k, m in enumerate(logs.wallet):
-        env = envelope_codec.decode(m.data)
+    pot_account = f"pot/nt-1/{int(ended.hand_id.rsplit('-', 1)[1])}"
+    ledger = [envelope_codec.decode(m.data) for m in logs.wallet]
+    for k, env in enumerate(ledger):
         for j, r in enumerate(env.events):
             doc = json.loads(r.payload)
-            transfers = doc.get("transfers") or []
-            for t in transfers:
+            for t in doc.get("transfers") or []:
                 if t.get("debit") == pot_account and t.get("code") == "hand_payout":
                     t["amount"] += 1
                     events = list(env.events)
                     events[j] = RecordedEvent(type=r.type, payload=json.dumps(doc).encode())
-                    logs.wallet[k] = replace(
-                        m, data=envelope_codec.encode(replace(env, events=tuple(events)))
-                    )
-                    ended_at = next(
-                        e.version
-                        for e in envelopes
-                        for r2 in e.events
-                        if r2.type == "HandEnded" and json.loads(r2.payload)["hand_id"] == ended.hand_id
-                    )
-                    failure = _expect(tmp_path, logs, check="wallet", version=ended_at, hand=hand_no)
-                    assert "paid" in failure["detail"]
-                    return
+                    ledger[k] = replace(env, events=tuple(events))
+                    if reseal:
+                        ledger = resealed(ledger, k)
+                    logs.wallet = [
+                        replace(m, data=envelope_codec.encode(e))
+                        for m, e in zip(logs.wallet, ledger, strict=True)
+                    ]
+                    return ended.hand_id, k
     raise AssertionError(f"no payout transfer of {pot_account} in the ledger")
+
+
+def test_an_altered_wallet_payout_breaks_the_ledgers_chain(nt1: Logs, tmp_path: Path) -> None:
+    logs = _copy(nt1)
+    _, k = _forge_wallet_payout(logs, reseal=False)
+    failure = _expect(tmp_path, logs, check="wallet", version=None, hand=None)
+    assert f"hash chain is broken at its version {k + 1}" in failure["detail"]
+
+
+def test_an_altered_wallet_payout_with_a_resealed_ledger_fails_the_wallet_check(
+    nt1: Logs, tmp_path: Path
+) -> None:
+    logs = _copy(nt1)
+    hand_id, _ = _forge_wallet_payout(logs, reseal=True)
+    ended_at = next(
+        e.version
+        for e in logs.envelopes()
+        for r in e.events
+        if r.type == "HandEnded" and json.loads(r.payload)["hand_id"] == hand_id
+    )
+    failure = _expect(tmp_path, logs, check="wallet", version=ended_at, hand=int(hand_id.rsplit("-", 1)[1]))
+    assert "paid" in failure["detail"]
 
 
 # -- PHH export, replayed by pokerkit -------------------------------------------------------------
