@@ -139,3 +139,34 @@ async def test_illegal_actions_are_refused_and_change_nothing(system: LocalSyste
     )
     assert report.problems == []
     assert report.voided == 1
+
+
+async def test_players_who_never_act_are_timed_out_by_the_dealer(system: LocalSystem) -> None:
+    """200 ms clocks and nobody acting: every decision ends in TimeOutSeat from the dealer
+    (fold, or all-in protection for a player with chips in), and the hands still settle."""
+    table_id = "idle-1"
+    config = table_config("holdem", "fl", clock_ms=100)
+    house = await house_balance(system.targets["wallet"])
+    async with Clients(system) as c:
+        await c.create(table_id, config)
+        buy_in = buy_in_for(config)
+        for p in ("ida", "ivo", "ike"):
+            await c.seat(table_id, p, buy_in)
+        await c.wait(table_id, lambda t: t.hands_played >= 3, what="three hands played by the clock")
+        await quiesce(system.targets["dealer"], [table_id])
+        hand = await c.table.GetHand(
+            tpb.GetHandRequest(name=f"tables/{table_id}/hands/{table_id}-1"), timeout=5
+        )
+        betting = [a for a in hand.hand.actions if a.street != tpb.STREET_SHOWDOWN]
+        assert betting
+        # Every decision was the dealer's time-out; showdown shows are the table's own.
+        assert all(a.automatic for a in betting), [str(a).replace("\n", " ") for a in betting]
+    report = await check_chips(
+        table_target=system.targets["table"],
+        wallet_target=system.targets["wallet"],
+        table_ids=[table_id],
+        players={table_id: {"ida", "ivo", "ike"}},
+        deposits=30_000,
+        house_before=house,
+    )
+    assert report.problems == []
