@@ -335,21 +335,32 @@ def table_view(model: TableModel, viewer: str | None) -> pb.Table:
         hands_played=state.hands_played,
     )
     if model.created_at is not None:
-        out.created_at.FromDatetime(model.created_at)
+        set_stamp(out.created_at, model.created_at)
     live = model.current_hand
     if live is not None and view.hand is not None:
-        out.current_hand.CopyFrom(
-            hand_of(
-                model.table_id,
-                live,
-                model.hand_log,
-                viewer,
-                rules_holes=state.rules.hole_cards,
-                live=state.hand,
-                live_view=view.hand,
-            )
+        hand_of(  # written in place: no second message and copy per reply
+            model.table_id,
+            live,
+            model.hand_log,
+            viewer,
+            rules_holes=state.rules.hole_cards,
+            live=state.hand,
+            live_view=view.hand,
+            into=out.current_hand,
         )
     return out
+
+
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def set_stamp(stamp: Timestamp, when: dt.datetime) -> None:
+    """``stamp.FromDatetime(when)`` for an aware datetime, without its pure-Python detour
+    (a measurable share of every reply: each view carries the table's creation time). A naive
+    datetime is taken as UTC, as ``FromDatetime`` does."""
+    delta = (when if when.tzinfo is not None else when.replace(tzinfo=dt.UTC)) - EPOCH
+    stamp.seconds = delta.days * 86400 + delta.seconds
+    stamp.nanos = delta.microseconds * 1000
 
 
 def action_record(entry: ActionEntry) -> pb.ActionRecord:
@@ -396,17 +407,19 @@ def hand_of(
     reveal_all: bool = False,
     live: hand_engine.HandState | None = None,
     live_view: hand_engine.HandView | None = None,
+    into: pb.Hand | None = None,
 ) -> pb.Hand:
     """A hand from its log, redacted for ``viewer`` (a player id; None = spectator) unless
-    ``reveal_all`` (auditors and the dealer, finished hands only)."""
+    ``reveal_all`` (auditors and the dealer, finished hands only). Written into ``into`` (an
+    empty message, e.g. a reply's field) when given, else into a new message."""
     events = [e for e in log if isinstance(e, table._HAND_EVENT_TYPES)]
-    out = pb.Hand(
-        name=f"tables/{table_id}/hands/{record.hand_id}",
-        hand_id=record.hand_id,
-        hand_number=record.number,
-        first_version=record.first_version if record.finished else 0,
-        last_version=record.last_version,
-    )
+    out = pb.Hand() if into is None else into
+    out.name = f"tables/{table_id}/hands/{record.hand_id}"
+    out.hand_id = record.hand_id
+    out.hand_number = record.number
+    out.first_version = record.first_version if record.finished else 0
+    out.last_version = record.last_version
+    out.SetInParent()  # present even when every field above is a default (as before)
     if not events:
         return out
     # The live hand's state is the cached table's (no re-fold on the hot path).
