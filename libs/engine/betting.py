@@ -25,6 +25,14 @@ from typing import TYPE_CHECKING
 
 from engine.rules import FixedLimitShortAllIn, Profile, Structure
 
+# Enum members bound once: a member look-up on an Enum class costs a ~10x attribute look-up,
+# and these are read on every action.
+_FIXED_LIMIT = Structure.FIXED_LIMIT
+_FULL_RAISE_RULE = FixedLimitShortAllIn.FULL_RAISE_RULE
+_HALF_BET_RULE = FixedLimitShortAllIn.HALF_BET_RULE
+_NO_LIMIT = Structure.NO_LIMIT
+_PHH = Profile.PHH
+
 if TYPE_CHECKING:
     from engine.hand import HandState
 
@@ -60,7 +68,7 @@ def raise_block(s: HandState, i: int) -> str | None:
     owed = s.highest - s.bet[i]
     if stack <= owed:
         return "covered"
-    if rules.structure is Structure.FIXED_LIMIT and s.raises >= s.raise_cap:
+    if rules.structure is _FIXED_LIMIT and s.raises >= s.raise_cap:
         return "capped"
     highest = s.highest
     for j in s.order_range:
@@ -68,7 +76,7 @@ def raise_block(s: HandState, i: int) -> str | None:
             break
     else:
         return "nobody_can_call"
-    if rules.profile is Profile.PHH:
+    if rules.profile is _PHH:
         if owed < s.inc:
             return "not_reopened"
         if s.acted[i] and s.shorts and sum(s.shorts) < s.inc:
@@ -80,9 +88,9 @@ def raise_block(s: HandState, i: int) -> str | None:
 
 def reopen_threshold(s: HandState) -> int:
     """seeds: how much the bet must grow to re-open betting for a player who acted."""
-    if s.rules.structure is Structure.FIXED_LIMIT:
+    if s.rules.structure is _FIXED_LIMIT:
         size = fixed_bet_size(s)
-        if s.rules.fixed_limit_short_all_in is FixedLimitShortAllIn.HALF_BET_RULE:
+        if s.rules.fixed_limit_short_all_in is _HALF_BET_RULE:
             return (size + 1) // 2  # LAR 129: half a bet or more is a full bet
         return size
     return s.inc
@@ -93,22 +101,22 @@ def raise_bounds(s: HandState, i: int) -> tuple[int, int]:
     rules = s.rules
     all_in = s.stack[i] + s.bet[i]
     structure = rules.structure
-    if structure is Structure.FIXED_LIMIT:
+    if structure is _FIXED_LIMIT:
         size = fixed_bet_size(s)
-        full_raise_rule = rules.fixed_limit_short_all_in is FixedLimitShortAllIn.FULL_RAISE_RULE
-        base = s.highest if full_raise_rule or rules.profile is Profile.PHH else s.fl_base
+        full_raise_rule = rules.fixed_limit_short_all_in is _FULL_RAISE_RULE
+        base = s.highest if full_raise_rule or rules.profile is _PHH else s.fl_base
         target = base + size
         if target <= s.highest:  # completing can never be a call
             target = s.highest + size
         amount = target if target < all_in else all_in
         return amount, amount
-    if rules.profile is Profile.PHH:
+    if rules.profile is _PHH:
         inc = s.inc if s.inc > rules.stakes.small_bet else rules.stakes.small_bet
     else:
         inc = s.inc
     minimum = s.highest + inc
     minimum = min(minimum, all_in)
-    if structure is Structure.NO_LIMIT:
+    if structure is _NO_LIMIT:
         return minimum, all_in
     pot = s.dead + sum(s.live)
     maximum = 2 * s.highest - s.bet[i] + pot

@@ -84,10 +84,35 @@ from engine.hand_events import (
     ShowdownStarted,
     Street,
     UncalledBetReturned,
+    bet_placed,
+    board_dealt,
+    called,
+    cards_mucked,
+    cards_shown,
+    checked,
+    folded,
+    forced_bet_posted,
+    hand_started,
+    hole_cards_dealt,
+    showdown_started,
+    uncalled_bet_returned,
 )
 from engine.hand_setup import HandSetup, PostKind
 from engine.pots import build_pots
 from engine.rules import FixedLimitShortAllIn, Profile, Rules, ShortBigBlindCall, Structure
+
+# Enum members bound once: a member look-up on an Enum class costs a ~10x attribute look-up,
+# and these are read on every action.
+_ANTE = PostKind.ANTE
+_BIG_BLIND = PostKind.BIG_BLIND
+_DEAD_SMALL_BLIND = PostKind.DEAD_SMALL_BLIND
+_FIXED_LIMIT = Structure.FIXED_LIMIT
+_FULL_BIG_BLIND = ShortBigBlindCall.FULL_BIG_BLIND
+_HALF_BET_RULE = FixedLimitShortAllIn.HALF_BET_RULE
+_LIVE_BIG_BLIND = PostKind.LIVE_BIG_BLIND
+_PHH = Profile.PHH
+_SMALL_BLIND = PostKind.SMALL_BLIND
+_STRADDLE = PostKind.STRADDLE
 
 __all__ = [
     "Act",
@@ -136,6 +161,7 @@ class HandState:
         "blind_kind",
         "board",
         "button",
+        "by_seat",
         "dead",
         "deck",
         "faced",
@@ -174,6 +200,7 @@ class HandState:
     hand_id: str
     button: int
     seats: tuple[int, ...]
+    by_seat: tuple[int, ...]  # internal indices in seat-number order
     players: tuple[str, ...]
     index_of: dict[int, int]
     n: int
@@ -214,6 +241,7 @@ class HandState:
         c.hand_id = self.hand_id
         c.button = self.button
         c.seats = self.seats
+        c.by_seat = self.by_seat
         c.players = self.players
         c.index_of = self.index_of
         c.n = self.n
@@ -281,17 +309,9 @@ def begin(setup: HandSetup) -> tuple[HandState, list[HandEvent]]:
     for s in seats:
         if s.stack <= 0:
             raise InvalidHandSetup(problem=f"seat {s.seat} has no chips")
-    events: list[HandEvent] = [
-        HandStarted(
-            hand_id=setup.hand_id,
-            rules=rules,
-            button=setup.button,
-            seats=seats,
-            deck=setup.deck,
-            commitment=setup.commitment,
-        )
-    ]
-    state = _initial(events[0])  # type: ignore[arg-type]
+    started = hand_started(setup.hand_id, rules, setup.button, seats, setup.deck, setup.commitment)
+    events: list[HandEvent] = [started]
+    state = _initial(started)
     seat_numbers = set(state.seats)
     ante_cap = _ante_cap(setup, state) if rules.ante_trimming else None
     for post in setup.posts:
@@ -301,14 +321,12 @@ def begin(setup: HandSetup) -> tuple[HandState, list[HandEvent]]:
             raise InvalidHandSetup(problem=f"seat {post.seat} posts a negative amount")
         i = state.index_of[post.seat]
         amount = min(post.amount, state.stack[i])
-        if ante_cap is not None and post.kind is PostKind.ANTE:
+        if ante_cap is not None and post.kind is _ANTE:
             amount = min(amount, ante_cap)  # the part of an ante nobody matches comes back
         if amount == 0:
             continue
-        event = ForcedBetPosted(
-            seat=post.seat, kind=post.kind, amount=amount, all_in=amount == state.stack[i]
-        )
-        _evolve(state, event)
+        event = forced_bet_posted(post.seat, post.kind, amount, amount == state.stack[i])
+        _on_forced_bet_posted(state, event)
         events.append(event)
     # Hole cards: one at a time clockwise from the first seat left of the button (index 0);
     # heads-up the dealer (index 1, the button) gets the first card.
@@ -317,7 +335,9 @@ def begin(setup: HandSetup) -> tuple[HandState, list[HandEvent]]:
     deck = setup.deck
     for position, i in enumerate(order):
         cards = deck[position : k * n : n]  # every n-th card from this player's first
-        _emit(state, events, HoleCardsDealt(seat=state.seats[i], cards=cards))
+        dealt = hole_cards_dealt(state.seats[i], cards)
+        events.append(dealt)
+        _on_hole_cards_dealt(state, dealt)
     _advance(state, events)  # everyone may be all-in from the blinds already
     return state, events
 
@@ -326,7 +346,7 @@ def _ante_cap(setup: HandSetup, state: HandState) -> int:
     """phh ante trimming: nobody antes more than the second largest ante can match."""
     antes = [0] * state.n
     for p in setup.posts:
-        if p.kind is PostKind.ANTE and p.seat in state.index_of:
+        if p.kind is _ANTE and p.seat in state.index_of:
             i = state.index_of[p.seat]
             antes[i] = min(p.amount, state.stack[i])
     return sorted(antes)[-2]
@@ -342,6 +362,7 @@ def _initial(e: HandStarted) -> HandState:
     ordered = sorted(e.seats, key=lambda x: (x.seat - e.button - 1) % 1000)
     s.seats = tuple(x.seat for x in ordered)
     s.players = tuple(x.player for x in ordered)
+    s.by_seat = tuple(sorted(range(len(ordered)), key=s.seats.__getitem__))
     s.index_of = {seat: i for i, seat in enumerate(s.seats)}
     n = len(ordered)
     s.n = n
@@ -362,7 +383,7 @@ def _initial(e: HandStarted) -> HandState:
     s.highest = 0
     s.inc = 0
     s.raises = 0
-    s.raise_cap = rules.fixed_limit_raises_preflop if rules.structure is Structure.FIXED_LIMIT else 1 << 30
+    s.raise_cap = rules.fixed_limit_raises_preflop if rules.structure is _FIXED_LIMIT else 1 << 30
     s.fl_base = 0
     s.blind_kind = [None] * n
     s.acted = [False] * n
@@ -418,7 +439,7 @@ def _on_bet_placed(s: HandState, event: BetPlaced) -> None:
     s.live[i] += amount
     increment = to - s.highest
     rules = s.rules
-    if rules.profile is Profile.PHH:
+    if rules.profile is _PHH:
         if increment >= s.inc:
             s.acted = [False] * s.n
         s.inc = max(s.inc, increment)
@@ -428,9 +449,9 @@ def _on_bet_placed(s: HandState, event: BetPlaced) -> None:
             s.shorts.append(increment)
             if sum(s.shorts) >= s.inc:
                 s.shorts.clear()
-    elif rules.structure is Structure.FIXED_LIMIT:
+    elif rules.structure is _FIXED_LIMIT:
         size = rules.stakes.small_bet if s.street < 2 else rules.stakes.big_bet
-        half_bet_rule = rules.fixed_limit_short_all_in is FixedLimitShortAllIn.HALF_BET_RULE
+        half_bet_rule = rules.fixed_limit_short_all_in is _HALF_BET_RULE
         if to - s.fl_base >= size or (half_bet_rule and 2 * increment >= size):
             s.fl_base = to  # a full bet, or (LAR 129) half a bet or more all-in
     elif increment >= s.inc:
@@ -515,11 +536,11 @@ def _on_forced_bet_posted(s: HandState, event: ForcedBetPosted) -> None:
     i = s.index_of[seat]
     s.stack[i] -= amount
     rules = s.rules
-    if kind is PostKind.DEAD_SMALL_BLIND or (kind is PostKind.ANTE and not rules.ante_trimming):
+    if kind is _DEAD_SMALL_BLIND or (kind is _ANTE and not rules.ante_trimming):
         s.dead += amount
     else:
         s.live[i] += amount
-        if kind is not PostKind.ANTE:
+        if kind is not _ANTE:
             s.bet[i] += amount
             held = s.blind_kind[i]
             if held is None or _BLIND_PRECEDENCE[kind] > _BLIND_PRECEDENCE[held]:
@@ -594,10 +615,10 @@ _APPLY: dict[type, Callable[[HandState, Any], None]] = {
 
 
 _BLIND_PRECEDENCE = {
-    PostKind.LIVE_BIG_BLIND: 1,
-    PostKind.SMALL_BLIND: 2,
-    PostKind.BIG_BLIND: 3,
-    PostKind.STRADDLE: 4,
+    _LIVE_BIG_BLIND: 1,
+    _SMALL_BLIND: 2,
+    _BIG_BLIND: 3,
+    _STRADDLE: 4,
 }
 
 
@@ -630,13 +651,13 @@ def _begin_preflop(s: HandState) -> None:
     rules = s.rules
     n = s.n
     kinds = s.blind_kind
-    if rules.profile is Profile.PHH:
+    if rules.profile is _PHH:
         # pokerkit: the action opens left of the largest positive blind or straddle (ties to the
         # later player); a new player's live post does not move it.
         best, best_key = n - 1, (0, n - 1)
         for i in range(n):
             k = kinds[i]
-            sign = 0 if k is None else (-1 if k is PostKind.LIVE_BIG_BLIND else 1)
+            sign = 0 if k is None else (-1 if k is _LIVE_BIG_BLIND else 1)
             key = (s.bet[i] * sign, i)
             if key > best_key:
                 best, best_key = i, key
@@ -647,13 +668,13 @@ def _begin_preflop(s: HandState) -> None:
         # pre-flop everyone must at least equal the full big blind (and straddle) even when its
         # poster is all-in for less, and the minimum raise is that amount again.
         best = n - 1
-        for wanted in (PostKind.STRADDLE, PostKind.BIG_BLIND, PostKind.SMALL_BLIND):
+        for wanted in (_STRADDLE, _BIG_BLIND, _SMALL_BLIND):
             found = [i for i in range(n) if kinds[i] is wanted]
             if found:
                 best = found[-1]
                 break
         nominal = max((_nominal(rules, k) for k in kinds if k is not None), default=0)
-        if rules.short_big_blind_call is ShortBigBlindCall.FULL_BIG_BLIND:
+        if rules.short_big_blind_call is _FULL_BIG_BLIND:
             s.highest = max(*s.bet, nominal)
         else:
             s.highest = max(s.bet)
@@ -671,10 +692,10 @@ def _begin_street(s: HandState, street: int) -> None:
     s.street = street
     s.bet = [0] * n
     s.highest = 0
-    s.inc = 0 if rules.profile is Profile.PHH else rules.stakes.big_blind
+    s.inc = 0 if rules.profile is _PHH else rules.stakes.big_blind
     s.fl_base = 0
     s.raises = 0
-    if rules.structure is Structure.FIXED_LIMIT:
+    if rules.structure is _FIXED_LIMIT:
         s.raise_cap = 1 + rules.fixed_limit_raises_postflop
     s.acted = [False] * n
     s.faced = [-1] * n
@@ -737,69 +758,96 @@ def apply(state: HandState, command: HandCommand) -> list[HandEvent]:
     return out
 
 
+def apply_act(state: HandState, seat: int, action: ActionKind, amount: int = 0) -> list[HandEvent]:
+    """``apply(state, Act(seat=seat, action=action, amount=amount))`` without building the
+    command: same validation, typed errors, events and resulting state (for replays)."""
+    event = _act_event(state, seat, action, amount)
+    out: list[HandEvent] = [event]
+    _APPLY[type(event)](state, event)
+    _advance(state, out)
+    return out
+
+
 def _first_event(s: HandState, command: HandCommand) -> HandEvent:
     """Validate ``command``: the event it makes, or a ``RuleViolation``."""
+    # Dispatch on the exact type (commands are final classes): a ``match`` over class patterns
+    # with captures costs several isinstance and attribute look-ups for every action.
+    kind = type(command)
+    if kind is Act:
+        assert isinstance(command, Act)
+        return _act_event(s, command.seat, command.action, command.amount)
     if s.phase == OVER:
         raise HandOver(hand_id=s.hand_id)
-    match command:
-        case Act(seat=seat, action=action, amount=amount):
-            i = _index(s, seat)
-            if s.phase != BETTING or not s.queue or s.queue[0] != i:
-                raise NotYourTurn(seat=seat, to_act=to_act(s))
-            owed = s.highest - s.bet[i]
-            event: HandEvent
-            match action:
-                case ActionKind.FOLD:
-                    if owed <= 0 and not s.rules.fold_when_check_free:
-                        raise FoldNotAllowed(seat=seat)
-                    event = Folded(seat=seat)
-                case ActionKind.CHECK:
-                    if owed > 0:
-                        raise CannotCheck(seat=seat, to_call=to_call(s, i))
-                    event = Checked(seat=seat)
-                case ActionKind.CALL:
-                    if owed <= 0:
-                        raise NothingToCall(seat=seat)
-                    call = to_call(s, i)
-                    event = Called(seat=seat, amount=call, all_in=call == s.stack[i])
-                case ActionKind.BET_OR_RAISE:
-                    why = raise_block(s, i)
-                    if why is not None:
-                        raise RaiseNotAllowed(seat=seat, why=why)
-                    total = s.stack[i] + s.bet[i]
-                    if amount > total:
-                        raise NotEnoughChips(seat=seat, amount=amount, available=total)
-                    low, high = raise_bounds(s, i)
-                    if amount < low:
-                        raise RaiseBelowMinimum(amount=amount, minimum=low)
-                    if amount > high:
-                        raise RaiseAboveMaximum(amount=amount, maximum=high)
-                    event = BetPlaced(seat=seat, to=amount, amount=amount - s.bet[i], all_in=amount == total)
-                case _:
-                    assert_never(action)
-        case ProtectAllIn(seat=seat):
-            i = _index(s, seat)
-            if s.phase != BETTING or not s.queue or s.queue[0] != i:
-                raise NotYourTurn(seat=seat, to_act=to_act(s))
-            if s.stack[i] == s.start_stacks[i]:
-                raise ProtectionNotAllowed(seat=seat)
-            event = AllInProtected(seat=seat)
-        case Show(seat=seat) | Muck(seat=seat):
-            i = _index(s, seat)
-            if s.phase != SHOWDOWN:
-                raise NotShowdown(seat=seat)
-            if s.showdown_queue[0] != i:
-                raise NotYourTurn(seat=seat, to_act=to_act(s))
-            if isinstance(command, Show):
-                event = CardsShown(seat=seat, cards=s.hole[i], description=showdown.describe(s, i))
-            else:
-                live = [j for j in range(s.n) if not s.folded[j] and not s.mucked[j]]
-                if live == [i]:
-                    raise CannotMuck(seat=seat)
-                event = CardsMucked(seat=seat)
-        case _:
-            assert_never(command)
-    return event
+    if kind is ProtectAllIn:
+        seat = command.seat
+        i = _index(s, seat)
+        if s.phase != BETTING or not s.queue or s.queue[0] != i:
+            raise NotYourTurn(seat=seat, to_act=to_act(s))
+        if s.stack[i] == s.start_stacks[i]:
+            raise ProtectionNotAllowed(seat=seat)
+        return AllInProtected(seat=seat)
+    if kind is Show or kind is Muck:
+        seat = command.seat
+        i = _index(s, seat)
+        if s.phase != SHOWDOWN:
+            raise NotShowdown(seat=seat)
+        if s.showdown_queue[0] != i:
+            raise NotYourTurn(seat=seat, to_act=to_act(s))
+        if kind is Show:
+            return cards_shown(seat, s.hole[i], showdown.describe(s, i))
+        live = [j for j in range(s.n) if not s.folded[j] and not s.mucked[j]]
+        if live == [i]:
+            raise CannotMuck(seat=seat)
+        return cards_mucked(seat)
+    assert_never(command)  # type: ignore[arg-type]
+
+
+_FOLD = ActionKind.FOLD
+_CHECK = ActionKind.CHECK
+_CALL = ActionKind.CALL
+_BET_OR_RAISE = ActionKind.BET_OR_RAISE
+
+
+def _act_event(s: HandState, seat: int, action: ActionKind, amount: int) -> HandEvent:
+    """Validate a betting decision (``Act``): the event it makes, or a ``RuleViolation``."""
+    if s.phase == OVER:
+        raise HandOver(hand_id=s.hand_id)
+    i = s.index_of.get(seat)
+    if i is None:
+        raise SeatNotInHand(seat=seat)
+    queue = s.queue
+    if s.phase != BETTING or not queue or queue[0] != i:
+        raise NotYourTurn(seat=seat, to_act=to_act(s))
+    owed = s.highest - s.bet[i]
+    # Compared by equality, in this order, as the ``match`` over the enum's values was.
+    if action == _FOLD:
+        if owed <= 0 and not s.rules.fold_when_check_free:
+            raise FoldNotAllowed(seat=seat)
+        return folded(seat)
+    if action == _CHECK:
+        if owed > 0:
+            raise CannotCheck(seat=seat, to_call=to_call(s, i))
+        return checked(seat)
+    if action == _CALL:
+        if owed <= 0:
+            raise NothingToCall(seat=seat)
+        stack = s.stack[i]
+        call = owed if owed < stack else stack
+        return called(seat, call, call == stack)
+    if action == _BET_OR_RAISE:
+        why = raise_block(s, i)
+        if why is not None:
+            raise RaiseNotAllowed(seat=seat, why=why)
+        total = s.stack[i] + s.bet[i]
+        if amount > total:
+            raise NotEnoughChips(seat=seat, amount=amount, available=total)
+        low, high = raise_bounds(s, i)
+        if amount < low:
+            raise RaiseBelowMinimum(amount=amount, minimum=low)
+        if amount > high:
+            raise RaiseAboveMaximum(amount=amount, maximum=high)
+        return bet_placed(seat, amount, amount - s.bet[i], amount == total)
+    assert_never(action)  # type: ignore[arg-type]  # a str that is no ActionKind value
 
 
 def _index(s: HandState, seat: int) -> int:
@@ -820,20 +868,20 @@ def _advance(s: HandState, out: list[HandEvent]) -> None:
         return
     while s.phase == BETTING:
         in_hand = s.n - s.folded.count(True) - s.mucked.count(True)
-        if s.queue and in_hand > 1:
+        if in_hand > 1 and s.queue:
             return
         returned = _uncalled(s)
         if returned is not None:
             _emit(s, out, returned)
         if (
             in_hand > 1
-            and s.rules.profile is Profile.PHH
+            and s.rules.profile is _PHH
             and not s.showdown_done
             and (s.street == 3 or _betting_over(s))
         ):
             # phh (pokerkit): cards are shown as soon as betting is over for good, before an
             # all-in runout; players send Show or Muck in turn.
-            _emit(s, out, ShowdownStarted(order=tuple(s.seats[i] for i in showdown.showdown_order(s))))
+            _emit(s, out, showdown_started(tuple(s.seats[i] for i in showdown.showdown_order(s))))
             return
         if in_hand == 1 or s.street == 3:
             for e in showdown.finish(s):
@@ -842,7 +890,7 @@ def _advance(s: HandState, out: list[HandEvent]) -> None:
         street = s.street + 1
         first = s.n * s.rules.hole_cards + len(s.board)
         cards = s.deck[first : first + _BOARD_SIZES[street - 1]]
-        _emit(s, out, BoardDealt(street=STREETS[street], cards=cards))
+        _emit(s, out, board_dealt(STREETS[street], cards))
 
 
 def _betting_over(s: HandState) -> bool:
@@ -863,7 +911,7 @@ def _uncalled(s: HandState) -> UncalledBetReturned | None:
     i = bets.index(top)
     second = max(b for j, b in enumerate(bets) if j != i)
     if top > second:
-        return UncalledBetReturned(seat=s.seats[i], amount=top - second)
+        return uncalled_bet_returned(s.seats[i], top - second)
     return None
 
 

@@ -11,7 +11,8 @@ the next seat numbers clockwise from it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from enum import StrEnum
 
 from engine.cards import Card
@@ -69,3 +70,56 @@ class HandSetup:
     posts: tuple[Post, ...]  # in posting order: antes, small blind, big blind, others, straddle
     deck: tuple[Card, ...]  # the shuffled deck, top first; dealt in the seed documents' order
     commitment: str = ""  # rng commitment (hex) the deck was drawn under; "" for replayed files
+
+
+# -- fast construction, for replays building a setup per hand -----------------------------------
+#
+# The same objects the dataclass constructors make (a test compares them), written slot by slot
+# without the frozen ``__setattr__`` round trip. For values already checked by their caller.
+
+_new = object.__new__
+
+
+def _slots_of(cls: type) -> tuple[Callable[[object, object], None], ...]:
+    return tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
+
+
+_SS_SEAT, _SS_PLAYER, _SS_STACK = _slots_of(SeatSetup)
+_PO_SEAT, _PO_KIND, _PO_AMOUNT = _slots_of(Post)
+_HS_HAND_ID, _HS_RULES, _HS_SEATS, _HS_BUTTON, _HS_POSTS, _HS_DECK, _HS_COMMITMENT = _slots_of(HandSetup)
+
+
+def seat_setup(seat: int, player: str, stack: int) -> SeatSetup:
+    v: SeatSetup = _new(SeatSetup)
+    _SS_SEAT(v, seat)
+    _SS_PLAYER(v, player)
+    _SS_STACK(v, stack)
+    return v
+
+
+def post(seat: int, kind: PostKind, amount: int) -> Post:
+    v: Post = _new(Post)
+    _PO_SEAT(v, seat)
+    _PO_KIND(v, kind)
+    _PO_AMOUNT(v, amount)
+    return v
+
+
+def hand_setup(  # noqa: PLR0917 (positional: the point is a cheap call)
+    hand_id: str,
+    rules: Rules,
+    seats: tuple[SeatSetup, ...],
+    button: int,
+    posts: tuple[Post, ...],
+    deck: tuple[Card, ...],
+    commitment: str,
+) -> HandSetup:
+    v: HandSetup = _new(HandSetup)
+    _HS_HAND_ID(v, hand_id)
+    _HS_RULES(v, rules)
+    _HS_SEATS(v, seats)
+    _HS_BUTTON(v, button)
+    _HS_POSTS(v, posts)
+    _HS_DECK(v, deck)
+    _HS_COMMITMENT(v, commitment)
+    return v

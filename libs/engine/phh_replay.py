@@ -33,7 +33,7 @@ from engine import hand as engine_hand
 from engine import phh
 from engine.cards import SHORT_DECK, STANDARD_DECK, Card
 from engine.errors import EngineError
-from engine.hand import HandState, begin, fold
+from engine.hand import HandState, apply_act, begin, fold
 from engine.hand_events import (
     Act,
     ActionKind,
@@ -52,7 +52,7 @@ from engine.hand_events import (
     Muck,
     Show,
 )
-from engine.hand_setup import HandSetup, Post, PostKind, SeatSetup
+from engine.hand_setup import HandSetup, Post, PostKind, hand_setup, post, seat_setup
 from engine.phh import (
     Action as PhhAction,
 )
@@ -68,11 +68,29 @@ from engine.phh import (
 )
 from engine.rules import Game, RakeRules, Rules, Stakes, Structure, phh_rules
 
+# Enum members bound once: a member look-up on an Enum class costs a ~10x attribute look-up,
+# and these are read on every action.
+_ANTE = PostKind.ANTE
+_SMALL_BLIND = PostKind.SMALL_BLIND
+_BIG_BLIND = PostKind.BIG_BLIND
+_LIVE_BIG_BLIND = PostKind.LIVE_BIG_BLIND
+_DEAD_SMALL_BLIND = PostKind.DEAD_SMALL_BLIND
+_FOLD = ActionKind.FOLD
+_CHECK = ActionKind.CHECK
+_CALL = ActionKind.CALL
+_BET_OR_RAISE = ActionKind.BET_OR_RAISE
+_FIXED_LIMIT = Structure.FIXED_LIMIT
+_HOLDEM = Game.HOLDEM
+_NO_LIMIT = Structure.NO_LIMIT
+_OMAHA = Game.OMAHA
+_POT_LIMIT = Structure.POT_LIMIT
+_SIX_PLUS = Game.SIX_PLUS
+
 _VARIANTS: dict[str, tuple[Game, Structure]] = {
-    "NT": (Game.HOLDEM, Structure.NO_LIMIT),
-    "FT": (Game.HOLDEM, Structure.FIXED_LIMIT),
-    "PO": (Game.OMAHA, Structure.POT_LIMIT),
-    "NS": (Game.SIX_PLUS, Structure.NO_LIMIT),
+    "NT": (_HOLDEM, _NO_LIMIT),
+    "FT": (_HOLDEM, _FIXED_LIMIT),
+    "PO": (_OMAHA, _POT_LIMIT),
+    "NS": (_SIX_PLUS, _NO_LIMIT),
 }
 
 
@@ -97,27 +115,28 @@ class HistoryMismatch(EngineError):
         self.problem = problem
 
 
-# Decks keyed by (rank, suit): tuple hashing is far cheaper than the dataclass's own hash.
-_STANDARD_CODES = tuple(((c.rank, c.suit), c) for c in STANDARD_DECK)
-_SHORT_CODES = tuple(((c.rank, c.suit), c) for c in SHORT_DECK)
+# Decks keyed by (rank, suit) in canonical order: tuple hashing is far cheaper than the
+# dataclass's own hash, and a copy with the used cards popped leaves the spare cards in order.
+_STANDARD_CODES: dict[tuple[int, str], Card] = {(c.rank, c.suit): c for c in STANDARD_DECK}
+_SHORT_CODES: dict[tuple[int, str], Card] = {(c.rank, c.suit): c for c in SHORT_DECK}
 
 
 def rules_for(hh: HandHistory) -> Rules:
+    # Positional arguments: the cache's key is cheaper to build than with keywords.
     return _rules(
-        variant=hh.variant,
-        blinds_or_straddles=hh.blinds_or_straddles,
-        small_bet=hh.small_bet,
-        big_bet=hh.big_bet,
-        min_bet=hh.min_bet,
-        n=len(hh.starting_stacks),
-        ante_trimming=bool(hh.ante_trimming_status),
-        scale=hh.scale,
+        hh.variant,
+        hh.blinds_or_straddles,
+        hh.small_bet,
+        hh.big_bet,
+        hh.min_bet,
+        len(hh.starting_stacks),
+        bool(hh.ante_trimming_status),
+        hh.scale,
     )
 
 
 @lru_cache(maxsize=256)
-def _rules(
-    *,
+def _rules(  # noqa: PLR0917 (positional: a cheaper cache key)
     variant: str,
     blinds_or_straddles: tuple[int, ...] | None,
     small_bet: int | None,
@@ -135,7 +154,7 @@ def _rules(
     positive = sorted(b for b in blinds_or_straddles or () if b > 0)
     big = positive[-1] if positive else max(blinds, default=0)
     small = positive[-2] if len(positive) > 1 else 0
-    if structure is Structure.FIXED_LIMIT:
+    if structure is _FIXED_LIMIT:
         if not small_bet or not big_bet:
             raise UnsupportedPhh(problem="fixed limit needs small_bet and big_bet")
         stakes = Stakes(small_blind=small, big_blind=big, small_bet=small_bet, big_bet=big_bet)
@@ -167,29 +186,25 @@ def plan(hh: HandHistory, hand_id: str = "phh", *, rake: RakeRules | None = None
     seat_of = (1, 0) if heads_up else tuple(range(n))
     button = 0 if heads_up else n - 1
     names = hh.players or tuple(f"p{j + 1}" for j in range(n))
-    seats = tuple(
-        SeatSetup(
-            seat=seat_of[j],
-            player=names[j],
-            stack=hh.starting_stacks[j],
-        )
-        for j in range(n)
-    )
+    stacks = hh.starting_stacks
+    seats = tuple([seat_setup(seat_of[j], names[j], stacks[j]) for j in range(n)])
     antes = hh.antes or (0,) * n
     blinds = hh.blinds_or_straddles or (0,) * n
+    if heads_up:
+        antes = antes[1::-1]
+        blinds = blinds[1::-1]
     posts: list[Post] = []
     for j in range(n):
-        ante = antes[1 - j] if heads_up else antes[j]
+        ante = antes[j]
         if ante:
-            posts.append(Post(seat=seat_of[j], kind=PostKind.ANTE, amount=ante))
+            posts.append(post(seat_of[j], _ANTE, ante))
     top = max(blinds, default=0)
     for j in range(n):
-        b = blinds[1 - j] if heads_up else blinds[j]
+        b = blinds[j]
         if b > 0:
-            kind = PostKind.BIG_BLIND if b == top else PostKind.SMALL_BLIND
-            posts.append(Post(seat=seat_of[j], kind=kind, amount=b))
+            posts.append(post(seat_of[j], _BIG_BLIND if b == top else _SMALL_BLIND, b))
         elif b < 0:
-            posts.append(Post(seat=seat_of[j], kind=PostKind.LIVE_BIG_BLIND, amount=-b))
+            posts.append(post(seat_of[j], _LIVE_BIG_BLIND, -b))
     # Cards: known hole cards (dealt or shown later), then the board.
     k = rules.hole_cards
     hole: list[list[Card | None]] = [[None] * k for _ in range(n)]
@@ -213,26 +228,30 @@ def plan(hh: HandHistory, hand_id: str = "phh", *, rake: RakeRules | None = None
             if cards and any(c is not None for c in cards):
                 _merge(hole, action.player, cards, k)
                 shows.add(action.player)
-    full = _SHORT_CODES if rules.game is Game.SIX_PLUS else _STANDARD_CODES
-    used = {(c.rank, c.suit) for h in hole for c in h if c is not None}
-    used.update((c.rank, c.suit) for c in board)
-    spare = iter([c for code, c in full if code not in used])
+    unused = (_SHORT_CODES if rules.game is _SIX_PLUS else _STANDARD_CODES).copy()
+    pop = unused.pop
     for h in hole:
-        for r in range(k):
-            if h[r] is None:
-                h[r] = next(spare)
-    order = list(range(n)) if n > 2 else [1, 0]  # internal index == PHH player index
+        for c in h:
+            if c is not None:
+                pop((c.rank, c.suit), None)
+    for c in board:
+        pop((c.rank, c.suit), None)
+    spare = iter(unused.values())
+    for h in hole:
+        if None in h:
+            for r in range(k):
+                if h[r] is None:
+                    h[r] = next(spare)
+    order = range(n) if n > 2 else (1, 0)  # internal index == PHH player index
     deck: list[Card] = []
     for r in range(k):
         for j in order:
             c = hole[j][r]
             assert c is not None
             deck.append(c)
-    deck.extend(board)
-    deck.extend(spare)
-    setup = HandSetup(
-        hand_id=hand_id, rules=rules, seats=seats, button=button, posts=tuple(posts), deck=tuple(deck)
-    )
+    deck += board
+    deck += spare
+    setup = hand_setup(hand_id, rules, seats, button, tuple(posts), tuple(deck), "")
     return _Plan(setup=setup, seat_of=seat_of, shows=frozenset(shows))
 
 
@@ -266,29 +285,32 @@ def replay_events(
     state, events = begin(p.setup)
     seat_of = p.seat_of
     # Plain type tests rather than ``match``: this loop runs for every action of every hand.
+    showdown = engine_hand.SHOWDOWN
+    betting = engine_hand.BETTING
     for index, action in enumerate(hh.actions):
         kind = type(action)
         if kind is DealHole or kind is DealBoard or kind is ShowMuck or kind is NoOperation:
             continue  # cards come from the deck built from the file; shows are settled below
-        if state.phase == engine_hand.SHOWDOWN:
+        if state.phase == showdown:
             _showdown(state, events, p.shows, seat_of)
         if kind is Fold or kind is CheckCall or kind is CompleteBetRaise:
             assert isinstance(action, Fold | CheckCall | CompleteBetRaise)
             seat = seat_of[action.player]
         else:
             raise UnsupportedPhh(problem=f"action {index} ({kind.__name__})")
-        if repair:
+        queue = state.queue
+        if repair and queue and state.seats[queue[0]] != seat and state.phase == betting:
             _repair(state, events, seat)
+        # ``apply_act`` is ``apply`` of the ``Act`` command without building it.
         if kind is Fold:
-            command = Act(seat=seat, action=ActionKind.FOLD)
+            events += apply_act(state, seat, _FOLD)
         elif kind is CheckCall:
             check = state.highest <= state.bet[state.index_of[seat]]
-            command = Act(seat=seat, action=ActionKind.CHECK if check else ActionKind.CALL)
+            events += apply_act(state, seat, _CHECK if check else _CALL)
         else:
             assert isinstance(action, CompleteBetRaise)
-            command = Act(seat=seat, action=ActionKind.BET_OR_RAISE, amount=action.amount)
-        _apply(state, events, command)
-    if state.phase == engine_hand.SHOWDOWN:
+            events += apply_act(state, seat, _BET_OR_RAISE, action.amount)
+    if state.phase == showdown:
         _showdown(state, events, p.shows, seat_of)
     return state, events
 
@@ -300,7 +322,7 @@ def _repair(state: HandState, events: list[HandEvent], seat: int) -> None:
         if seat not in [state.seats[j] for j in state.queue]:
             return  # not a skip: let the engine report the action out of turn
         free = state.highest <= state.bet[i]
-        _apply(state, events, Act(seat=skipped, action=ActionKind.CHECK if free else ActionKind.FOLD))
+        events += apply_act(state, skipped, _CHECK if free else _FOLD)
 
 
 def _apply(state: HandState, events: list[HandEvent], command: Act | Show | Muck) -> None:
@@ -352,11 +374,11 @@ def history_from_events(events: Sequence[HandEvent]) -> HandHistory:
         match e:
             case ForcedBetPosted(seat=seat, kind=kind, amount=amount):
                 j = seat_to_player[seat]
-                if kind is PostKind.ANTE:
+                if kind is _ANTE:
                     antes[j] += amount
-                elif kind is PostKind.LIVE_BIG_BLIND:
+                elif kind is _LIVE_BIG_BLIND:
                     blinds[j] -= amount
-                elif kind is PostKind.DEAD_SMALL_BLIND:
+                elif kind is _DEAD_SMALL_BLIND:
                     raise UnsupportedPhh(problem="dead blinds have no PHH form")
                 else:
                     blinds[j] += amount
@@ -383,7 +405,7 @@ def history_from_events(events: Sequence[HandEvent]) -> HandHistory:
         blinds.reverse()
     deals = [phh.DealHole(player=j, cards=hole[j]) for j in range(n)]
     stakes = rules.stakes
-    fixed = rules.structure is Structure.FIXED_LIMIT
+    fixed = rules.structure is _FIXED_LIMIT
     return HandHistory(
         variant=variant,
         antes=tuple(antes),

@@ -24,6 +24,11 @@ class Game(StrEnum):
     SIX_PLUS = "six_plus"
 
 
+# Bound once: a member look-up on an Enum class is slow, and ``hole_cards`` is read per action.
+_OMAHA = Game.OMAHA
+_SIX_PLUS = Game.SIX_PLUS
+
+
 class Structure(StrEnum):
     FIXED_LIMIT = "fixed_limit"
     POT_LIMIT = "pot_limit"
@@ -181,11 +186,11 @@ class Rules:
 
     @property
     def deck_size(self) -> int:
-        return 36 if self.game is Game.SIX_PLUS else 52
+        return 36 if self.game is _SIX_PLUS else 52
 
     @property
     def hole_cards(self) -> int:
-        return 4 if self.game is Game.OMAHA else 2
+        return 4 if self.game is _OMAHA else 2
 
     def default_buy_in(self) -> BuyInRules:
         """Seeds 000/001: fixed limit at least 10 x the lower stake; NL/PL 40 to 100 big blinds."""

@@ -17,18 +17,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine.hand_events import (
-    CardsMucked,
-    CardsShown,
-    HandEnded,
     HandEvent,
-    PotAwarded,
-    SeatAmount,
-    ShowdownStarted,
+    cards_mucked,
+    cards_shown,
+    hand_ended,
+    pot_awarded,
+    seat_amount,
+    showdown_started,
 )
 from engine.pots import Pot, build_pots
 from engine.rake import compute_rake, split_rake
 from engine.ranking import HandValue, evaluate
 from engine.rules import Profile
+
+# Enum members bound once: a member look-up on an Enum class costs a ~10x attribute look-up,
+# and these are read on every action.
+_PHH = Profile.PHH
 
 if TYPE_CHECKING:
     from engine.hand import HandState
@@ -52,10 +56,10 @@ def finish(s: HandState) -> list[HandEvent]:
     in_hand = [i for i in range(s.n) if not s.folded[i] and not s.mucked[i]]
     if len(in_hand) == 1:
         return _pay(s, {})
-    if s.rules.profile is Profile.PHH:
+    if s.rules.profile is _PHH:
         return award(s)  # the showdown (Show / Muck commands) is over
     order = showdown_order(s)
-    events: list[HandEvent] = [ShowdownStarted(order=tuple(s.seats[i] for i in order))]
+    events: list[HandEvent] = [showdown_started(tuple(s.seats[i] for i in order))]
     pots = build_pots(s.live, s.dead, [not f for f in s.folded])
     values: dict[int, HandValue] = {}
     for i in order:
@@ -63,9 +67,9 @@ def finish(s: HandState) -> list[HandEvent]:
         must_show = s.stack[i] == 0 or s.protected[i] or not s.rules.auto_muck or not values
         if must_show or _can_win(i, value, values, pots):
             values[i] = value
-            events.append(CardsShown(seat=s.seats[i], cards=s.hole[i], description=value.describe()))
+            events.append(cards_shown(s.seats[i], s.hole[i], value.describe()))
         else:
-            events.append(CardsMucked(seat=s.seats[i]))
+            events.append(cards_mucked(s.seats[i]))
     return events + _pay(s, values)
 
 
@@ -103,7 +107,7 @@ def _pay(s: HandState, values: dict[int, HandValue]) -> list[HandEvent]:
         pots = build_pots(s.live, s.dead, in_hand)
     else:  # won without a showdown: one pot, whatever the all-ins, goes to the last hand
         pots = [Pot(amount=s.dead + sum(s.live), eligible=tuple(i for i in range(n) if in_hand[i]))]
-    if values and s.rules.profile is Profile.PHH:
+    if values and s.rules.profile is _PHH:
         # pokerkit kills every shown hand that wins no pot before paying, then forms the pots
         # again: layers left with the same players merge, which moves odd chips.
         winning: set[int] = set()
@@ -147,24 +151,24 @@ def _pay(s: HandState, values: dict[int, HandValue]) -> list[HandEvent]:
         amounts = [share + (odd if k == 0 else 0) for k in range(len(winners))]
         for i, amount in zip(winners, amounts, strict=True):
             payouts[i] += amount
+        seats = s.seats
         events.append(
-            PotAwarded(
-                index=index,
-                amount=pot.amount,
-                rake=pot_rake,
-                eligible=tuple(s.seats[i] for i in pot.eligible),
-                winners=tuple(
-                    SeatAmount(seat=s.seats[i], amount=a) for i, a in zip(winners, amounts, strict=True)
-                ),
+            pot_awarded(
+                index,
+                pot.amount,
+                pot_rake,
+                tuple([seats[i] for i in pot.eligible]),
+                tuple([seat_amount(seats[i], a) for i, a in zip(winners, amounts, strict=True)]),
             )
         )
-    order = sorted(range(n), key=lambda i: s.seats[i])
+    seats, stack = s.seats, s.stack
+    order = s.by_seat
     events.append(
-        HandEnded(
-            hand_id=s.hand_id,
-            stacks=tuple(SeatAmount(seat=s.seats[i], amount=s.stack[i] + payouts[i]) for i in order),
-            payouts=tuple(SeatAmount(seat=s.seats[i], amount=payouts[i]) for i in order),
-            rake=rake,
+        hand_ended(
+            s.hand_id,
+            tuple([seat_amount(seats[i], stack[i] + payouts[i]) for i in order]),
+            tuple([seat_amount(seats[i], payouts[i]) for i in order]),
+            rake,
         )
     )
     return events
