@@ -153,6 +153,7 @@ class Bot:
         self._meta = (("x-caller", CALLER), ("x-player-id", player))
         self._acted: tuple[str, int] | None = None  # (hand id, version) last acted on
         self._between: int = -1  # hands_played when we last did between-hands business
+        self._retried: int = -1  # table version of the last try to come back to a waiting table
         self._sat_out_at = -1
         self._left = False
         self._config: tpb.TableConfig | None = None
@@ -274,13 +275,18 @@ class Bot:
         self.stats.actions += 1
 
     async def _between_hands(self, table: tpb.Table, seat: tpb.Seat | None) -> None:
-        if self._between == table.hands_played:
+        # Random business once per hand; but when the table is waiting for players (too many sat
+        # out or left), coming back is tried on every new version, or the table would stall.
+        stalled = table.status == tpb.TABLE_STATUS_WAITING
+        fresh = self._between != table.hands_played
+        if not fresh and not (stalled and self._retried != table.version):
             return
         self._between = table.hands_played
+        self._retried = table.version
         b = self.behaviour
         try:
             if seat is None:
-                if self._left or self._rng.random() < 0.5:
+                if self._left or stalled or self._rng.random() < 0.5:
                     await self._rejoin()
                 return
             config = table.config
@@ -289,12 +295,14 @@ class Bot:
                 if seat.stack == 0:
                     await self._leave()
                     return
-                if self._sat_out_at < 0 or table.hands_played > self._sat_out_at + 1:
+                if stalled or self._sat_out_at < 0 or table.hands_played > self._sat_out_at + 1:
                     await self._call(
                         self._tables.SitIn,
                         tpb.SitInRequest(request_id=_rid(), table=self.name, player_id=self.player),
                     )
                     self._sat_out_at = -1
+                return
+            if not fresh:
                 return
             roll = self._rng.random()
             if roll < b.leave:

@@ -10,9 +10,9 @@ import grpc
 
 from poker.dealer.v1 import dealer_service_pb2 as dpb
 from poker.table.v1 import table_service_pb2 as tpb
-from pokerctl.bots import QUIET, buy_in_for, start_bots, table_config, wait_tables
+from pokerctl.bots import QUIET, Behaviour, buy_in_for, start_bots, table_config, wait_tables
 from pokerctl.chips import check_chips, house_balance
-from pokerctl.cmd_demo import quiesce, table_plan
+from pokerctl.cmd_demo import play, quiesce, table_plan
 from pokerctl.local import LocalSystem
 from tests.e2e.helpers import Clients, in_hand, refused
 
@@ -170,3 +170,21 @@ async def test_players_who_never_act_are_timed_out_by_the_dealer(system: LocalSy
         house_before=house,
     )
     assert report.problems == []
+
+
+async def test_bots_that_sit_out_leave_and_rejoin_a_lot_keep_chips_conserved(system: LocalSystem) -> None:
+    """Heavy seat churn between hands (a quarter of the bots sit out, one in seven leaves and
+    comes back, short stacks top up): the tables keep dealing and every chip is accounted for."""
+    played = await play(
+        system.targets,
+        hands=60,
+        tables=2,
+        players=3,
+        seed=7,
+        prefix="churny-",
+        behaviour=Behaviour(sit_out=0.25, leave=0.15),
+    )
+    assert played.report.problems == []
+    assert played.hands >= 60
+    assert played.bots.stats.leaves > 0
+    assert played.bots.stats.sit_outs > 0
