@@ -333,11 +333,13 @@ def begin(setup: HandSetup) -> tuple[HandState, list[HandEvent]]:
     order = list(range(n)) if n > 2 else [1, 0]
     k = rules.hole_cards
     deck = setup.deck
+    # (What ``_on_hole_cards_dealt`` does for each event, inline: betting opens after the last.)
+    hole, state_seats = state.hole, state.seats
     for position, i in enumerate(order):
         cards = deck[position : k * n : n]  # every n-th card from this player's first
-        dealt = hole_cards_dealt(state.seats[i], cards)
-        events.append(dealt)
-        _on_hole_cards_dealt(state, dealt)
+        events.append(hole_cards_dealt(state_seats[i], cards))
+        hole[i] = cards
+    _begin_preflop(state)
     _advance(state, events)  # everyone may be all-in from the blinds already
     return state, events
 
@@ -359,16 +361,17 @@ def _initial(e: HandStarted) -> HandState:
     s.hand_id = e.hand_id
     s.button = e.button
     # Internal order: clockwise from the first seat after the button.
-    ordered = sorted(e.seats, key=lambda x: (x.seat - e.button - 1) % 1000)
-    s.seats = tuple(x.seat for x in ordered)
-    s.players = tuple(x.player for x in ordered)
+    button = e.button
+    ordered = sorted(e.seats, key=lambda x: (x.seat - button - 1) % 1000)
+    s.seats = tuple([x.seat for x in ordered])
+    s.players = tuple([x.player for x in ordered])
     s.by_seat = tuple(sorted(range(len(ordered)), key=s.seats.__getitem__))
     s.index_of = {seat: i for i, seat in enumerate(s.seats)}
     n = len(ordered)
     s.n = n
     s.order_range = range(n)
     s.deck = e.deck
-    s.start_stacks = tuple(x.stack for x in ordered)
+    s.start_stacks = tuple([x.stack for x in ordered])
     s.stack = list(s.start_stacks)
     s.bet = [0] * n
     s.live = [0] * n
@@ -764,6 +767,13 @@ def apply_act(state: HandState, seat: int, action: ActionKind, amount: int = 0) 
     event = _act_event(state, seat, action, amount)
     out: list[HandEvent] = [event]
     _APPLY[type(event)](state, event)
+    # ``_advance``'s own first test, inline: most actions leave the round open.
+    if (
+        state.queue
+        and state.phase == BETTING
+        and state.n - state.folded.count(True) - state.mucked.count(True) > 1
+    ):
+        return out
     _advance(state, out)
     return out
 

@@ -214,7 +214,7 @@ def plan(hh: HandHistory, hand_id: str = "phh", *, rake: RakeRules | None = None
         action_type = type(action)  # type tests: a match over class patterns is slow in this loop
         if action_type is DealHole:
             assert isinstance(action, DealHole)
-            if any(c is not None for c in action.cards):
+            if _known(action.cards):
                 _merge(hole, action.player, action.cards, k)
         elif action_type is DealBoard:
             assert isinstance(action, DealBoard)
@@ -225,7 +225,7 @@ def plan(hh: HandHistory, hand_id: str = "phh", *, rake: RakeRules | None = None
         elif action_type is ShowMuck:
             assert isinstance(action, ShowMuck)
             cards = action.cards
-            if cards and any(c is not None for c in cards):
+            if cards and _known(cards):
                 _merge(hole, action.player, cards, k)
                 shows.add(action.player)
     unused = (_SHORT_CODES if rules.game is _SIX_PLUS else _STANDARD_CODES).copy()
@@ -253,6 +253,14 @@ def plan(hh: HandHistory, hand_id: str = "phh", *, rake: RakeRules | None = None
     deck += spare
     setup = hand_setup(hand_id, rules, seats, button, tuple(posts), tuple(deck), "")
     return _Plan(setup=setup, seat_of=seat_of, shows=frozenset(shows))
+
+
+def _known(cards: Sequence[Card | None]) -> bool:
+    """Whether any card is known (a loop: ``any`` over a generator costs more per hand)."""
+    for c in cards:  # noqa: SIM110
+        if c is not None:
+            return True
+    return False
 
 
 def _merge(hole: list[list[Card | None]], p: int, cards: Sequence[Card | None], k: int) -> None:

@@ -102,11 +102,12 @@ def _pay(s: HandState, values: dict[int, HandValue]) -> list[HandEvent]:
     """PotAwarded for every pot, then HandEnded. ``values``: the shown hands (empty on a fold
     win)."""
     n = s.n
-    in_hand = [not s.folded[i] and not s.mucked[i] for i in range(n)]
+    folded, mucked = s.folded, s.mucked
+    in_hand = [not folded[i] and not mucked[i] for i in range(n)]
     if values:
         pots = build_pots(s.live, s.dead, in_hand)
     else:  # won without a showdown: one pot, whatever the all-ins, goes to the last hand
-        pots = [Pot(amount=s.dead + sum(s.live), eligible=tuple(i for i in range(n) if in_hand[i]))]
+        pots = [Pot(amount=s.dead + sum(s.live), eligible=tuple([i for i in range(n) if in_hand[i]]))]
     if values and s.rules.profile is _PHH:
         # pokerkit kills every shown hand that wins no pot before paying, then forms the pots
         # again: layers left with the same players merge, which moves odd chips.
@@ -118,9 +119,9 @@ def _pay(s: HandState, values: dict[int, HandValue]) -> list[HandEvent]:
                 winning.update(i for i in shown if values[i] == best)
         in_hand = [in_hand[i] and (i in winning or i not in values) for i in range(n)]
         pots = build_pots(s.live, s.dead, in_hand)
-    total = sum(p.amount for p in pots)
     rules_rake = s.rules.rake
     if rules_rake.basis_points:
+        total = sum(p.amount for p in pots)
         rake = compute_rake(rules_rake, pot=total, players_dealt_in=n, saw_flop=len(s.board) >= 3)
         shares = split_rake(rake, [p.amount for p in pots])
     else:
