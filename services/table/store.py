@@ -143,10 +143,13 @@ class JetStreamTableEvents(JetStreamEventStore):
         return [t for t, _ in sorted(self._created.items(), key=lambda kv: kv[1])]
 
 
+# One compact encoder for every event: ``json.dumps`` with ``separators`` builds a new encoder
+# per call (same output: ``ensure_ascii``, key order as given).
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+
+
 def to_recorded(event: LogEvent) -> RecordedEvent:
-    return RecordedEvent(
-        type=type(event).__name__, payload=json.dumps(codec.encode(event), separators=(",", ":")).encode()
-    )
+    return RecordedEvent(type=type(event).__name__, payload=_COMPACT.encode(codec.encode(event)).encode())
 
 
 def from_recorded(event: RecordedEvent) -> LogEvent:
