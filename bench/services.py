@@ -226,11 +226,12 @@ async def _run(quick: bool) -> dict[str, object]:
                     while time.perf_counter() < deadline:
                         v = await d.act(v, counts)
 
-                cpu0 = _cpu_seconds(procs[1].pid)
+                cpu0, client0 = _cpu_seconds(procs[1].pid), time.process_time()
                 t0 = time.perf_counter()
                 await asyncio.gather(*(drive(d) for d in drivers))
                 elapsed = time.perf_counter() - t0
                 cpu = _cpu_seconds(procs[1].pid) - cpu0
+                client_cpu = time.process_time() - client0
                 hands = sum(d.hands for d in drivers)
             peers = await _peers(target, server.url, 300 if quick else 2000)
         finally:
@@ -252,6 +253,12 @@ async def _run(quick: bool) -> dict[str, object]:
         # CPU the table-service process spent per action (StartHand and GetTable included):
         # the load-independent cost; 1000 / this is the actions/s one core could serve.
         "server_cpu_ms_per_action": round(cpu / len(counts) * 1000, 3),
+        # Per RPC: each hand adds a StartHand and a GetTable to its Acts.
+        "server_cpu_ms_per_rpc": round(cpu / (len(counts) + 2 * hands) * 1000, 3),
+        # The drivers run in this one process and share the 2 cores with the server: when
+        # this is near the server's figure, actions/s measures the machine, not the server.
+        "client_cpu_ms_per_action": round(client_cpu / len(counts) * 1000, 3),
+        "server_capacity_actions_per_s_per_core": round(len(counts) / cpu, 1),
         "load_average_1m": round(os.getloadavg()[0], 1),
         "concurrent_action_p50_ms": _pct(counts, 0.5),
         "concurrent_action_p99_ms": _pct(counts, 0.99),
