@@ -1,6 +1,7 @@
 """``pokerctl up [--data-dir DIR] [--bots] [--free-ports]``: run the whole system in the foreground.
 
-Starts nats-server with JetStream (store in DIR/nats, default ./data) and every service that
+Starts nats-server with JetStream (store in DIR/nats, default ./data; client port 4222, where
+``pokerctl replay`` and ``pokerctl ledger audit`` look by default) and every service that
 exists (``python -m services.<name>``, ports from ``POKER_<NAME>_PORT`` or the defaults rng 50051,
 wallet 50052, table 50053, dealer 50054; ``--free-ports`` picks free ones), waits until each
 answers SERVING on its health check, prints where each listens, and runs until Ctrl-C or
@@ -40,7 +41,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     up.add_argument("--data-dir", type=Path, default=Path("data"), help="data folder (default ./data)")
     up.add_argument("--bots", action="store_true", help="also play bots at three tables and show one live")
     up.add_argument("--free-ports", action="store_true", help="pick free ports instead of the defaults")
-    up.add_argument("--nats-port", type=int, default=0, help="nats-server client port (default: a free one)")
+    up.add_argument(
+        "--nats-port",
+        type=int,
+        default=None,
+        help="nats-server client port (default 4222, where the other pokerctl commands look; "
+        "with --free-ports a free one)",
+    )
     up.set_defaults(func=run)
 
 
@@ -89,7 +96,8 @@ async def _up(args: argparse.Namespace) -> int:
     if args.bots:
         # A short pause between hands, so the live view can be followed.
         os.environ.setdefault("POKER_DEALER_HAND_DELAY_MS", "1500")
-    system = LocalSystem(data_dir=args.data_dir, free_ports=args.free_ports, nats_port=args.nats_port)
+    nats_port = args.nats_port if args.nats_port is not None else (0 if args.free_ports else 4222)
+    system = LocalSystem(data_dir=args.data_dir, free_ports=args.free_ports, nats_port=nats_port)
     try:
         await system.start()
     except StartError as exc:
@@ -126,4 +134,4 @@ async def _up(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(run(argparse.Namespace(data_dir=Path("data"), bots=False, free_ports=False, nats_port=0)))
+    sys.exit(run(argparse.Namespace(data_dir=Path("data"), bots=False, free_ports=False, nats_port=None)))
