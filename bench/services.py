@@ -138,26 +138,30 @@ class _Table:
         return reply.table  # type: ignore[no-any-return]
 
 
-async def _peers(target: str, nats_url: str, n: int) -> dict[str, float]:
+async def _peers(target: str, nats_url: str, n: int, server_pid: int) -> dict[str, float]:
     grpc_samples: list[float] = []
     async with channel(target) as chan:
         stub: Any = health_pb2_grpc.HealthStub(chan)
+        cpu0 = _cpu_seconds(server_pid)
         for _ in range(n):
             t0 = time.perf_counter()
             await stub.Check(health_pb2.HealthCheckRequest())
             grpc_samples.append(time.perf_counter() - t0)
+        grpc_cpu = _cpu_seconds(server_pid) - cpu0
     nc = await nats.connect(nats_url)
     js = nc.jetstream()
     await js.add_stream(name="BENCH_PEER", subjects=["bench.peer.>"], duplicate_window=120)
     append_samples: list[float] = []
     last = 0
     payload = b"x" * 600  # about one envelope
+    append_cpu0 = time.process_time()
     for i in range(n):
         headers = {"Nats-Expected-Last-Subject-Sequence": str(last), "Nats-Msg-Id": f"peer:{i}:1"}
         t0 = time.perf_counter()
         ack = await js.publish("bench.peer.t1", payload, headers=headers)
         append_samples.append(time.perf_counter() - t0)
         last = ack.seq
+    append_cpu = time.process_time() - append_cpu0
     await nc.close()
     return {
         "grpc_call_p50_ms": _pct(grpc_samples, 0.5),
@@ -165,6 +169,11 @@ async def _peers(target: str, nats_url: str, n: int) -> dict[str, float]:
         "jetstream_append_p50_ms": _pct(append_samples, 0.5),
         "jetstream_append_p99_ms": _pct(append_samples, 0.99),
         "floor_p50_ms": round(_pct(grpc_samples, 0.5) + _pct(append_samples, 0.5), 3),
+        # The table-service process's CPU for one bare health check (grpc.aio in Python, no
+        # interceptor, no NATS): the floor of the server's CPU per RPC.
+        "server_cpu_ms_per_bare_grpc_call": round(grpc_cpu / n * 1000, 3),
+        # This process's CPU for one bare append (nats-py publish + ack in Python).
+        "client_cpu_ms_per_bare_append": round(append_cpu / n * 1000, 3),
     }
 
 
@@ -233,7 +242,7 @@ async def _run(quick: bool) -> dict[str, object]:
                 cpu = _cpu_seconds(procs[1].pid) - cpu0
                 client_cpu = time.process_time() - client0
                 hands = sum(d.hands for d in drivers)
-            peers = await _peers(target, server.url, 300 if quick else 2000)
+            peers = await _peers(target, server.url, 300 if quick else 2000, procs[1].pid)
         finally:
             for p in procs:
                 p.terminate()
