@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import cast
 
 from engine import hand as engine_hand
 from engine import phh
@@ -238,17 +239,12 @@ def plan(hh: HandHistory, hand_id: str = "phh", *, rake: RakeRules | None = None
         pop((c.rank, c.suit), None)
     spare = iter(unused.values())
     for h in hole:
-        if None in h:
-            for r in range(k):
-                if h[r] is None:
-                    h[r] = next(spare)
+        for r in range(k):
+            if h[r] is None:
+                h[r] = next(spare)
     order = range(n) if n > 2 else (1, 0)  # internal index == PHH player index
-    deck: list[Card] = []
-    for r in range(k):
-        for j in order:
-            c = hole[j][r]
-            assert c is not None
-            deck.append(c)
+    # Every hole card is known now (filled above).
+    deck = cast("list[Card]", [hole[j][r] for r in range(k) for j in order])
     deck += board
     deck += spare
     setup = hand_setup(hand_id, rules, seats, button, tuple(posts), tuple(deck), "")

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine.hand_events import (
+    HandEnded,
     HandEvent,
     cards_mucked,
     cards_shown,
@@ -104,6 +105,18 @@ def _pay(s: HandState, values: dict[int, HandValue]) -> list[HandEvent]:
     n = s.n
     folded, mucked = s.folded, s.mucked
     in_hand = [not folded[i] and not mucked[i] for i in range(n)]
+    if not values and not s.rules.rake.basis_points:
+        alone = [i for i in range(n) if in_hand[i]]
+        if len(alone) == 1:
+            # The usual end, everyone else folded, unraked: the general path below reduces to
+            # one pot, all of it to the last hand (a shortcut: most hands end this way).
+            (w,) = alone
+            amount = s.dead + sum(s.live)
+            payouts = [0] * n
+            payouts[w] = amount
+            seat = s.seats[w]
+            won = pot_awarded(0, amount, 0, (seat,), (seat_amount(seat, amount),))
+            return [won, _ended(s, payouts, 0)]
     if values:
         pots = build_pots(s.live, s.dead, in_hand)
     else:  # won without a showdown: one pot, whatever the all-ins, goes to the last hand
@@ -162,14 +175,16 @@ def _pay(s: HandState, values: dict[int, HandValue]) -> list[HandEvent]:
                 tuple([seat_amount(seats[i], a) for i, a in zip(winners, amounts, strict=True)]),
             )
         )
+    events.append(_ended(s, payouts, rake))
+    return events
+
+
+def _ended(s: HandState, payouts: list[int], rake: int) -> HandEnded:
     seats, stack = s.seats, s.stack
     order = s.by_seat
-    events.append(
-        hand_ended(
-            s.hand_id,
-            tuple([seat_amount(seats[i], stack[i] + payouts[i]) for i in order]),
-            tuple([seat_amount(seats[i], payouts[i]) for i in order]),
-            rake,
-        )
+    return hand_ended(
+        s.hand_id,
+        tuple([seat_amount(seats[i], stack[i] + payouts[i]) for i in order]),
+        tuple([seat_amount(seats[i], payouts[i]) for i in order]),
+        rake,
     )
-    return events
