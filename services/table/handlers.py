@@ -31,6 +31,7 @@ from services.table import mapping
 from services.table.app import Committed, TableApp, hand_events_of
 from services.table.errors import BadRequest, CallerNotDealer, PlayerRequired
 from services.table.model import LogEvent, TableModel, actions
+from services.table.presence import PresenceTracker
 from shell.logs import bind
 
 Context = aio.ServicerContext[Any, Any]
@@ -96,8 +97,9 @@ def history_text(log: list[LogEvent], viewer: str | None, *, reveal_all: bool) -
 
 
 class TableServicer(pb_grpc.TableServiceServicer):
-    def __init__(self, app: TableApp) -> None:
+    def __init__(self, app: TableApp, *, presence: PresenceTracker | None = None) -> None:
         self._app = app
+        self._presence = presence or PresenceTracker(publish=None, instance="", clock_ms=lambda: 0)
 
     # -- players ----------------------------------------------------------------------------
 
@@ -265,13 +267,20 @@ class TableServicer(pb_grpc.TableServiceServicer):
     ) -> AsyncIterator[pb.WatchTableResponse]:
         table_id = mapping.table_id_of(request.name)
         viewer = _player(context, request.viewer_player_id, required=False) or None
-        async with contextlib.aclosing(self._app.watch(table_id, request.from_version)) as views:
-            async for model, entries in views:
-                yield pb.WatchTableResponse(
-                    table=mapping.table_view(model, viewer),
-                    version=model.version,
-                    new_actions=[mapping.action_record(e) for e in entries],
-                )
+        # A player's open watch stream is their connection (services.table.presence).
+        if viewer is not None:
+            self._presence.opened(table_id, viewer)
+        try:
+            async with contextlib.aclosing(self._app.watch(table_id, request.from_version)) as views:
+                async for model, entries in views:
+                    yield pb.WatchTableResponse(
+                        table=mapping.table_view(model, viewer),
+                        version=model.version,
+                        new_actions=[mapping.action_record(e) for e in entries],
+                    )
+        finally:
+            if viewer is not None:
+                self._presence.closed(table_id, viewer)
 
     # -- the dealer -------------------------------------------------------------------------
 

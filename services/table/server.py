@@ -17,6 +17,7 @@ from services.table.app import TableApp
 from services.table.config import TableConfig
 from services.table.handlers import TableServicer
 from services.table.ownership import KvOwnership
+from services.table.presence import PresenceTracker
 from services.table.store import JetStreamTableEvents, TableStore
 from services.table.wallet import GrpcWallet, Wallet
 from shell.client import channel
@@ -38,9 +39,11 @@ class TableServer:
     nc: Nats
     app: TableApp
     wallet_channel: aio.Channel | None
+    presence: PresenceTracker
 
     async def stop(self) -> None:
-        await self.server.stop()
+        await self.server.stop()  # ends every watch stream: their presence facts are queued
+        await self.presence.close()
         await self.app.close()
         if self.wallet_channel is not None:
             await self.wallet_channel.close()
@@ -64,11 +67,16 @@ async def start(config: TableConfig, *, wallet: Wallet | None = None) -> TableSe
         ownership = KvOwnership(kv, name=config.instance, ttl=config.lease_ttl)
         app = TableApp(store=store, ownership=ownership, wallet=wallet, snapshot_every=config.snapshot_every)
         ownership.on_lost = app.drop_partition
-        server = await start_server(config.shell, [spec(TableServicer(app))])
+        presence = PresenceTracker(
+            publish=nc.publish,
+            instance=config.instance,
+            clock_ms=lambda: int(app.now().timestamp() * 1000),
+        )
+        server = await start_server(config.shell, [spec(TableServicer(app, presence=presence))])
     except BaseException:
         await nc.close()
         raise
-    return TableServer(server=server, nc=nc, app=app, wallet_channel=wallet_channel)
+    return TableServer(server=server, nc=nc, app=app, wallet_channel=wallet_channel, presence=presence)
 
 
 async def main(stop: asyncio.Event) -> int:

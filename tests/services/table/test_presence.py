@@ -1,0 +1,165 @@
+"""Presence: a player's open WatchTable streams are their connection; the table service publishes
+a fact when the first opens and when the last ends (client cancel, deadline), none for spectators."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import pytest
+
+from poker.table.v1 import table_service_pb2 as pb
+from poker.table.v1 import table_service_pb2_grpc as pb_grpc
+from services.table.app import TableApp
+from services.table.handlers import TableServicer
+from services.table.ownership import StaticOwnership
+from services.table.presence import BadPresenceFact, PresenceFact, PresenceTracker, subject
+from services.table.server import spec
+from services.table.store import MemoryTableEvents, TableStore
+from shell.client import channel
+from shell.config import ShellConfig
+from shell.server import start_server
+from tests.services.table.helpers import FakeWallet, create, join
+
+
+class Published:
+    def __init__(self) -> None:
+        self.facts: list[PresenceFact] = []
+        self.changed = asyncio.Event()
+
+    async def __call__(self, subject_: str, data: bytes) -> None:
+        self.facts.append(PresenceFact.decode(subject_, data))
+        self.changed.set()
+
+    async def wait_for(self, count: int) -> list[PresenceFact]:
+        while len(self.facts) < count:
+            self.changed.clear()
+            await asyncio.wait_for(self.changed.wait(), 10)
+        return self.facts
+
+    def seen(self) -> list[tuple[str, str, bool]]:
+        return [(f.table_id, f.player, f.connected) for f in self.facts]
+
+
+async def settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_first_open_and_last_close_publish_in_order() -> None:
+    out = Published()
+    clock = iter(range(1000, 2000))
+    tracker = PresenceTracker(publish=out, instance="table-a", clock_ms=lambda: next(clock))
+    tracker.opened("t1", "ann")
+    tracker.opened("t1", "ann")  # a second stream: no news
+    tracker.opened("t2", "ann")  # another table: its own connection
+    tracker.closed("t1", "ann")  # one of two closes: still connected
+    assert tracker.streams("t1", "ann") == 1
+    tracker.closed("t1", "ann")
+    tracker.closed("t1", "ann")  # a stray close publishes nothing
+    await tracker.close()
+    assert out.seen() == [("t1", "ann", True), ("t2", "ann", True), ("t1", "ann", False)]
+    assert [f.seq for f in out.facts] == [1, 2, 3]
+    assert [f.at_ms for f in out.facts] == [1000, 1001, 1002]
+    assert {f.instance for f in out.facts} == {"table-a"}
+    assert tracker.streams("t1", "ann") == 0
+
+
+async def test_a_failing_publish_loses_that_fact_only() -> None:
+    out = Published()
+    calls = 0
+
+    async def flaky(subject_: str, data: bytes) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise ConnectionError("nats is gone")
+        await out(subject_, data)
+
+    tracker = PresenceTracker(publish=flaky, instance="i", clock_ms=lambda: 5)
+    tracker.opened("t1", "ann")
+    tracker.closed("t1", "ann")
+    await tracker.close()
+    assert out.seen() == [("t1", "ann", False)]
+
+
+def test_fact_wire_format_round_trips_and_rejects_junk() -> None:
+    fact = PresenceFact(table_id="t-9", player="ann", connected=False, at_ms=17, instance="x", seq=3)
+    data = fact.encode()
+    assert json.loads(data) == {"player": "ann", "connected": False, "at_ms": 17, "instance": "x", "seq": 3}
+    assert PresenceFact.decode(subject("t-9"), data) == fact
+    for subj, body in [
+        ("poker.table.t1", data),
+        ("poker.presence.", data),
+        (subject("t1"), b"[1]"),
+        (subject("t1"), b'{"player": "ann", "connected": "no", "at_ms": 1}'),
+        (subject("t1"), b'{"player": "", "connected": true, "at_ms": 1}'),
+        (subject("t1"), b'{"player": "ann", "connected": true, "at_ms": 1.5}'),
+        (subject("t1"), b"not json"),
+    ]:
+        with pytest.raises(BadPresenceFact):
+            PresenceFact.decode(subj, body)
+
+
+class Served:
+    def __init__(self, stub: Any, published: Published) -> None:
+        self.stub = stub
+        self.published = published
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[Served]:
+    out = Published()
+    app = TableApp(
+        store=TableStore(MemoryTableEvents(), partitions=256),
+        ownership=StaticOwnership(),
+        wallet=FakeWallet(cash={"ann": 1000, "bob": 1000}),
+    )
+    tracker = PresenceTracker(publish=out, instance="table-test", clock_ms=lambda: 42)
+    config = ShellConfig.from_env("table", {"POKER_TABLE_PORT": "0"})
+    server = await start_server(config, [spec(TableServicer(app, presence=tracker))])
+    chan = channel(server.address)
+    try:
+        yield Served(pb_grpc.TableServiceStub(chan), out)
+    finally:
+        await chan.close()
+        await server.stop(0)
+        await tracker.close()
+        await app.close()
+
+
+async def first_view(call: Any) -> pb.WatchTableResponse:
+    async for message in call:
+        return message  # type: ignore[no-any-return]
+    raise AssertionError("the stream ended without a view")
+
+
+async def test_watch_streams_are_the_players_connection(served: Served) -> None:
+    stub, out = served.stub, served.published
+    await create(stub)
+    await join(stub, "ann", 1)
+    spectator = stub.WatchTable(pb.WatchTableRequest(name="tables/t1"))
+    await first_view(spectator)
+    one = stub.WatchTable(pb.WatchTableRequest(name="tables/t1", viewer_player_id="ann"))
+    await first_view(one)
+    assert out.seen() == [("t1", "ann", True)]
+    two = stub.WatchTable(pb.WatchTableRequest(name="tables/t1", viewer_player_id="ann"))
+    await first_view(two)
+    one.cancel()
+    spectator.cancel()
+    await settle()
+    # A deadline ends the last stream just as a cancel or a dropped channel would.
+    three = stub.WatchTable(pb.WatchTableRequest(name="tables/t1", viewer_player_id="ann"), timeout=0.3)
+    await first_view(three)
+    two.cancel()
+    with pytest.raises(grpc.RpcError) as ended:
+        async for _ in three:
+            pass
+    assert ended.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    facts = await out.wait_for(2)
+    assert out.seen() == [("t1", "ann", True), ("t1", "ann", False)]
+    assert facts[1].at_ms == 42
+    assert facts[1].instance == "table-test"
