@@ -466,13 +466,12 @@ def _on_bet_placed(s: HandState, event: BetPlaced) -> None:
     s.last_aggressor = i
     s.opener = i
     # Everyone else still able to act must answer the new bet, in order after i.
-    q = []
-    n = s.n
-    for k in range(1, n):
-        j = (i + k) % n
-        if not s.folded[j] and s.stack[j] and not s.protected[j]:
-            q.append(j)
-    s.queue = q
+    folded, stack, protected = s.folded, s.stack, s.protected
+    s.queue = [
+        j
+        for j in (*range(i + 1, s.n), *range(i))  # the others, in turn after i
+        if not folded[j] and stack[j] and not protected[j]
+    ]
 
 
 def _on_called(s: HandState, event: Called) -> None:
@@ -713,11 +712,11 @@ def _queue_round(s: HandState) -> None:
     called (pokerkit's effective stack), none when a lone player has nothing to answer."""
     n = s.n
     stack, bet, folded, protected = s.stack, s.bet, s.folded, s.protected
-    totals = sorted((0 if protected[j] else stack[j]) + bet[j] for j in range(n) if not folded[j])
+    totals = sorted([(0 if protected[j] else stack[j]) + bet[j] for j in range(n) if not folded[j]])
     second = totals[-2] if len(totals) > 1 else 0
     q = []
-    for k in range(n):
-        j = (s.opener + k) % n
+    opener = s.opener
+    for j in (*range(opener, n), *range(opener)):  # n players in turn from the opener
         if folded[j] or protected[j] or not stack[j] or second - bet[j] <= 0:
             continue
         q.append(j)
@@ -919,7 +918,7 @@ def _uncalled(s: HandState) -> UncalledBetReturned | None:
     if top == 0:
         return None
     i = bets.index(top)
-    second = max(b for j, b in enumerate(bets) if j != i)
+    second = sorted(bets)[-2]  # the largest bet of the others (the top one may be there again)
     if top > second:
         return uncalled_bet_returned(s.seats[i], top - second)
     return None
