@@ -39,11 +39,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from engine.table import TableState
 from eventstore.envelope import Envelope
 from services.dealer import ids
 from services.dealer.ports import AuditPort, CallFailed, Reveal, RngPort, TablePort, WalletPort
+from services.dealer.presence import PresenceBook
 from services.dealer.settlement import reservation, settlement
 from services.dealer.tracker import HandRecord, TableTrack
+from services.table.presence import PresenceFact
 from shell.logs import get_logger
 
 # Reasons that mean "already done" when a step is retried.
@@ -113,6 +116,7 @@ class TableDriver:
     starting: tuple[str, int] | None = None  # (hand id, number) being shuffled and started
     task: asyncio.Task[None] | None = None
     last_error: str = ""
+    presence: PresenceBook = field(default_factory=PresenceBook)
 
     @property
     def table_id(self) -> str:
@@ -165,6 +169,8 @@ class TableDriver:
         t = self.track
         if t.state is None:
             return None
+        if len(self.presence) and await self._report_presence(t.state):
+            return 0  # look again once the log shows it (run waits for wait_version)
         h = t.current
         if h is not None and h.hand_id not in self.done:
             self.starting = None
@@ -256,6 +262,34 @@ class TableDriver:
         self.app.timeouts += 1
         self.wait_version = version
         return None
+
+    async def _report_presence(self, state: TableState) -> bool:
+        """Report the first connection change the log does not show yet; True if one was sent."""
+        for report, fact in self.presence.due(state):
+            try:
+                version = await self.app.table.report_connection(
+                    request_id=ids.request_id(self.table_id, 0, report.step),
+                    table_id=self.table_id,
+                    player_id=report.player,
+                    connected=report.connected,
+                    observed_at=dt.datetime.fromtimestamp(report.at_ms / 1000, dt.UTC),
+                )
+            except CallFailed as exc:
+                if exc.retryable:
+                    raise
+                # The player left, or the log already says so: nothing more to do for this fact.
+                get_logger().info(
+                    "dealer.connection_refused",
+                    table_id=self.table_id,
+                    player=report.player,
+                    reason=exc.reason,
+                )
+                self.presence.forget(report.player, fact)
+                continue
+            self.app.connection_reports += 1
+            self.wait_version = max(self.wait_version, version)
+            return True
+        return False
 
     async def _settle(self, h: HandRecord) -> None:
         assert h.started is not None
@@ -455,6 +489,7 @@ class DealerApp:
         self.hands_voided = 0
         self.hands_void_requested = 0
         self.timeouts = 0
+        self.connection_reports = 0
         self.reveals_missing = 0
         self.pending_events = 0
         self._paused: set[str] = set()
@@ -478,6 +513,13 @@ class DealerApp:
         d = self.driver(table_id)
         d.track.apply(envelope, sequence)
         d.wake.set()
+
+    def observe_presence(self, fact: PresenceFact) -> None:
+        """A presence fact from a table service: kept for the table's driver to report (tables
+        this dealer has not seen in the log are not its business)."""
+        d = self.drivers.get(fact.table_id)
+        if d is not None and d.presence.observe(fact):
+            d.wake.set()
 
     def go_live(self) -> None:
         """The feed has replayed the log: drivers may act from now on."""

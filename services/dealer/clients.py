@@ -155,8 +155,8 @@ class GrpcTable:
 
     async def report_connection(
         self, *, request_id: str, table_id: str, player_id: str, connected: bool, observed_at: dt.datetime
-    ) -> None:
-        await self._call(
+    ) -> int:
+        reply: table_pb.ReportConnectionResponse = await self._call(
             "ReportConnection",
             self._stub.ReportConnection,
             table_pb.ReportConnectionRequest(
@@ -167,6 +167,7 @@ class GrpcTable:
                 observed_at=_stamp(observed_at),
             ),
         )
+        return int(reply.table.version)
 
     async def void_hand(self, *, request_id: str, table_id: str, hand_id: str, reason: str) -> int:
         reply: table_pb.VoidHandResponse = await self._call(

@@ -87,7 +87,9 @@ class TablePort(Protocol):
 
     async def report_connection(
         self, *, request_id: str, table_id: str, player_id: str, connected: bool, observed_at: dt.datetime
-    ) -> None: ...
+    ) -> int:
+        """Append the player's disconnection or reconnection; returns the table version after it."""
+        ...
 
     async def void_hand(self, *, request_id: str, table_id: str, hand_id: str, reason: str) -> int: ...
 

@@ -19,6 +19,7 @@ from services.dealer.config import DealerConfig
 from services.dealer.feed import TableFeed
 from services.dealer.handlers import DealerServicer
 from services.dealer.pauses import KvPauseStore
+from services.dealer.presence import PresenceFeed
 from shell.client import channel
 from shell.logs import configure_logging
 from shell.server import RunningServer, ServiceSpec, start_server
@@ -38,9 +39,11 @@ class DealerServer:
     nc: Nats
     app: DealerApp
     feed: TableFeed
+    presence: PresenceFeed
     channels: list[aio.Channel]
 
     async def stop(self) -> None:
+        await self.presence.stop()
         await self.feed.stop()
         await self.app.stop()
         await self.server.stop()
@@ -68,7 +71,11 @@ async def start(config: DealerConfig) -> DealerServer:
     feed = TableFeed(js, app, stream=config.table_stream)
     server = await start_server(config.shell, [spec(DealerServicer(app, pending=feed.pending))])
     feed.start()
-    return DealerServer(server=server, nc=nc, app=app, feed=feed, channels=chans)
+    # After the feed: a fact for a table the feed has not folded yet is dropped, and the
+    # player's next stream change is reported instead.
+    presence = PresenceFeed(nc, app.observe_presence)
+    await presence.start()
+    return DealerServer(server=server, nc=nc, app=app, feed=feed, presence=presence, channels=chans)
 
 
 async def main(stop: asyncio.Event) -> int:

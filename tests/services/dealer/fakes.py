@@ -22,7 +22,7 @@ from engine import table as engine_table
 from engine.cards import parse_card
 from engine.hand_events import Act, ActionKind, HandEnded
 from engine.rules import RakeRules, Rules
-from engine.table_events import OpenTable, SitDown, StartHand, TimeOut
+from engine.table_events import Disconnect, OpenTable, Reconnect, SitDown, StartHand, TimeOut
 from eventstore.envelope import Envelope, RecordedEvent
 from services.dealer.ports import CallFailed, Shuffled
 from shuffle import CURRENT_VERSION, commitment, derive_deck
@@ -162,8 +162,23 @@ class FakeTable:
 
     async def report_connection(
         self, *, request_id: str, table_id: str, player_id: str, connected: bool, observed_at: dt.datetime
-    ) -> None:
+    ) -> int:
         self.calls.append(("ReportConnection", request_id))
+        self._maybe_fail("ReportConnection")
+        if request_id in self.seen_requests:
+            return self.seen_requests[request_id]
+        state = self.state(table_id)
+        seat = next((s for s, o in state.seats.items() if o.player == player_id), None)
+        if seat is None:
+            raise failed("table", "ReportConnection", "SEAT_NOT_OWNED")
+        at_ms = int(observed_at.timestamp() * 1000)
+        command = Reconnect(seat=seat, at_ms=at_ms) if connected else Disconnect(seat=seat, at_ms=at_ms)
+        try:
+            version = self.decide(table_id, command)
+        except engine_table.SeatStateUnchanged as exc:
+            raise failed("table", "ReportConnection", exc.reason) from exc
+        self.seen_requests[request_id] = version
+        return version
 
     async def void_hand(self, *, request_id: str, table_id: str, hand_id: str, reason: str) -> int:
         self.calls.append(("VoidHand", request_id))
