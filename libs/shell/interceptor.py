@@ -24,7 +24,7 @@ from grpc import aio
 from grpc_status import rpc_status
 
 from shell.errors import to_status
-from shell.logs import get_logger
+from shell.logs import debug_enabled, get_logger
 
 _PASSTHROUGH = ("/grpc.health.v1.Health/", "/grpc.reflection.")
 _RESOURCE_FIELDS = ("name", "table", "parent")
@@ -117,7 +117,8 @@ class ShellInterceptor(aio.ServerInterceptor):
             except Exception as exc:
                 await self._fail(exc, context, started)
                 raise  # unreachable: abort raises
-            self._log.debug("rpc.ok", ms=round((time.perf_counter() - started) * 1000, 3))
+            if debug_enabled():  # one line per RPC at debug: skipped cheaply when filtered
+                self._log.debug("rpc.ok", ms=round((time.perf_counter() - started) * 1000, 3))
             return response
 
         return wrapper
@@ -133,6 +134,7 @@ class ShellInterceptor(aio.ServerInterceptor):
             except Exception as exc:
                 await self._fail(exc, context, started)
                 raise
-            self._log.debug("rpc.stream_ended", ms=round((time.perf_counter() - started) * 1000, 3))
+            if debug_enabled():
+                self._log.debug("rpc.stream_ended", ms=round((time.perf_counter() - started) * 1000, 3))
 
         return wrapper

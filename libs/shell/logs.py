@@ -16,10 +16,23 @@ import structlog
 
 from shell.config import ShellConfig
 
+# The wrapper class ``configure_logging`` installed and whether it keeps debug lines. Hot paths
+# check ``debug_enabled`` before logging at debug: a filtered call through structlog's lazy
+# proxy still builds a bound logger every time (tens of microseconds per RPC).
+_configured: dict[type[Any], bool] = {}  # at most one entry: the wrapper in force
+
+
+def debug_enabled() -> bool:
+    """Would a debug line be kept? True unless our own configuration, still in force, filters
+    debug (structlog's defaults, or a configuration made elsewhere, keep everything)."""
+    return _configured.get(structlog.get_config()["wrapper_class"], True)
+
 
 def configure_logging(config: ShellConfig) -> None:
     """Configure structlog once per process (services call it first thing in main)."""
     service = config.service
+    level = logging.getLevelNamesMapping()[config.log_level.upper()]
+    wrapper = structlog.make_filtering_bound_logger(level)
 
     def add_service(_logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:
         event.setdefault("service", service)
@@ -38,12 +51,12 @@ def configure_logging(config: ShellConfig) -> None:
         renderer = [structlog.dev.ConsoleRenderer(colors=sys.stdout.isatty())]
     structlog.configure(
         processors=[*shared, structlog.processors.StackInfoRenderer(), *renderer],
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.getLevelNamesMapping()[config.log_level.upper()]
-        ),
+        wrapper_class=wrapper,
         logger_factory=structlog.PrintLoggerFactory(file=sys.stdout),
         cache_logger_on_first_use=False,
     )
+    _configured.clear()
+    _configured[wrapper] = level <= logging.DEBUG
 
 
 def get_logger(**initial: Any) -> Any:

@@ -9,7 +9,7 @@ import pytest
 import structlog
 
 from shell.config import ShellConfig
-from shell.logs import bind, configure_logging, get_logger
+from shell.logs import bind, configure_logging, debug_enabled, get_logger
 
 
 @pytest.fixture(autouse=True)
@@ -41,3 +41,15 @@ def test_development_logs_are_console_text(capsys: pytest.CaptureFixture[str]) -
     assert "seat" in out
     with pytest.raises(json.JSONDecodeError):
         json.loads(out)
+
+
+def test_debug_enabled_follows_the_configured_level() -> None:
+    assert debug_enabled()  # structlog's defaults keep everything
+    configure_logging(ShellConfig.from_env("table", environ={"POKER_LOG_LEVEL": "info"}))
+    assert not debug_enabled()
+    configure_logging(ShellConfig.from_env("table", environ={"POKER_LOG_LEVEL": "debug"}))
+    assert debug_enabled()
+    configure_logging(ShellConfig.from_env("table", environ={"POKER_LOG_LEVEL": "warning"}))
+    assert not debug_enabled()
+    structlog.reset_defaults()  # someone else's configuration: assume debug lines are kept
+    assert debug_enabled()
