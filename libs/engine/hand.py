@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, assert_never
 
 from engine import showdown
@@ -113,6 +114,12 @@ _LIVE_BIG_BLIND = PostKind.LIVE_BIG_BLIND
 _PHH = Profile.PHH
 _SMALL_BLIND = PostKind.SMALL_BLIND
 _STRADDLE = PostKind.STRADDLE
+
+# Field readers in C: cheaper than a lambda or a comprehension for the per-hand set-up.
+_SEAT = attrgetter("seat")
+_PLAYER = attrgetter("player")
+_STACK = attrgetter("stack")
+_RANK_SUIT = attrgetter("rank", "suit")  # a card's value as a tuple: cheaper to hash than a Card
 
 __all__ = [
     "Act",
@@ -295,16 +302,16 @@ def start(setup: HandSetup) -> list[HandEvent]:
 def begin(setup: HandSetup) -> tuple[HandState, list[HandEvent]]:
     """``start`` and the state those events fold to, without folding them twice."""
     rules = setup.rules
-    seats = tuple(sorted(setup.seats, key=lambda s: s.seat))
+    seats = tuple(sorted(setup.seats, key=_SEAT))
     n = len(seats)
     if n < 2:
         raise InvalidHandSetup(problem=f"{n} player(s) dealt in; a hand needs 2")
-    if len({s.seat for s in seats}) != n:
+    if len(set(map(_SEAT, seats))) != n:
         raise InvalidHandSetup(problem="a seat is dealt in twice")
     needed = n * rules.hole_cards + 5
     if len(setup.deck) < needed:
         raise InvalidHandSetup(problem=f"deck of {len(setup.deck)} cards; {needed} are needed")
-    if len({(c.rank, c.suit) for c in setup.deck[:needed]}) != needed:
+    if len(set(map(_RANK_SUIT, setup.deck[:needed]))) != needed:
         raise InvalidHandSetup(problem="the deck holds a card twice")
     for s in seats:
         if s.stack <= 0:
@@ -363,15 +370,15 @@ def _initial(e: HandStarted) -> HandState:
     # Internal order: clockwise from the first seat after the button.
     button = e.button
     ordered = sorted(e.seats, key=lambda x: (x.seat - button - 1) % 1000)
-    s.seats = tuple([x.seat for x in ordered])
-    s.players = tuple([x.player for x in ordered])
-    s.by_seat = tuple(sorted(range(len(ordered)), key=s.seats.__getitem__))
-    s.index_of = {seat: i for i, seat in enumerate(s.seats)}
     n = len(ordered)
+    s.seats = tuple(map(_SEAT, ordered))
+    s.players = tuple(map(_PLAYER, ordered))
+    s.by_seat = tuple(sorted(range(n), key=s.seats.__getitem__))
+    s.index_of = dict(zip(s.seats, range(n), strict=True))
     s.n = n
     s.order_range = range(n)
     s.deck = e.deck
-    s.start_stacks = tuple([x.stack for x in ordered])
+    s.start_stacks = tuple(map(_STACK, ordered))
     s.stack = list(s.start_stacks)
     s.bet = [0] * n
     s.live = [0] * n
