@@ -94,6 +94,7 @@ class RngApp:
                 commitment=commitment(seed, hand_id, version),
                 sealed_seed=b"",
                 key_id=self._sealer.key_id,
+                log_position=await self._hand_log.position(table_id),
             )
             sealed = self._sealer.seal(seed, self._aad(fresh))
             del seed  # the plaintext seed goes no further than this call
@@ -117,7 +118,7 @@ class RngApp:
         stored = await self._store.get(hand_id)
         if stored is None:
             raise ShuffleNotFound(hand_id=hand_id)
-        if not await self._hand_log.hand_ended(stored.table_id, hand_id):
+        if not await self._hand_log.hand_ended(stored.table_id, hand_id, after=stored.log_position):
             raise HandNotEnded(table_id=stored.table_id, hand_id=hand_id)
         seed = self._open(stored)
         self._log.info("seed.revealed", commitment=stored.commitment)

@@ -21,7 +21,13 @@ HAND_ENDED = "HandEnded"
 
 
 class HandLog(Protocol):
-    async def hand_ended(self, table_id: str, hand_id: str) -> bool: ...
+    async def position(self, table_id: str) -> int:
+        """Where the table's log ends now (0 if empty): a later hand's events come after it."""
+        ...
+
+    async def hand_ended(self, table_id: str, hand_id: str, *, after: int = 0) -> bool:
+        """Whether ``HandEnded`` for the hand is in the table's log after position ``after``."""
+        ...
 
 
 class InMemoryHandLog:
@@ -31,7 +37,10 @@ class InMemoryHandLog:
     def end(self, table_id: str, hand_id: str) -> None:
         self._ended.add((table_id, hand_id))
 
-    async def hand_ended(self, table_id: str, hand_id: str) -> bool:
+    async def position(self, table_id: str) -> int:
+        return 0
+
+    async def hand_ended(self, table_id: str, hand_id: str, *, after: int = 0) -> bool:
         return (table_id, hand_id) in self._ended
 
 
@@ -50,14 +59,22 @@ def ends_hand(envelope: Envelope, hand_id: str) -> bool:
 
 
 class EventLogHandLog:
-    """Scans the table's stream from the start (a few hundred envelopes per table at most
-    between snapshots; reveals are rare, once per hand, off the playing path)."""
+    """Reads the table's subject after the position recorded when the hand was shuffled.
+
+    A hand is shuffled before it starts, so its ``HandEnded`` can only come after the log's end
+    at that moment: reading from there keeps a reveal's cost to one hand's envelopes however
+    old the table is (reading from the start cost ~14 ms of CPU per reveal after 200 hands).
+    """
 
     def __init__(self, store: EventStore) -> None:
         self._store = store
 
-    async def hand_ended(self, table_id: str, hand_id: str) -> bool:
-        for stored in await self._store.read(table_subject(table_id)):
+    async def position(self, table_id: str) -> int:
+        last = await self._store.last(table_subject(table_id))
+        return 0 if last is None else last.sequence
+
+    async def hand_ended(self, table_id: str, hand_id: str, *, after: int = 0) -> bool:
+        for stored in await self._store.read(table_subject(table_id), after_sequence=after):
             if ends_hand(stored.envelope, hand_id):
                 return True
         return False

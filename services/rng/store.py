@@ -30,6 +30,9 @@ class StoredShuffle:
     commitment: str
     sealed_seed: bytes = field(repr=False)
     key_id: str
+    # The table log's end when the hand was shuffled: where the reveal starts looking for its
+    # HandEnded. A hint only (not sealed): a wrong one can delay a reveal, never allow one.
+    log_position: int = 0
 
 
 class ShuffleStore(Protocol):
@@ -63,6 +66,7 @@ def encode(record: StoredShuffle) -> bytes:
             "commitment": record.commitment,
             "sealed_seed": base64.b64encode(record.sealed_seed).decode(),
             "key_id": record.key_id,
+            "log_position": record.log_position,
         },
         sort_keys=True,
     ).encode()
@@ -78,6 +82,7 @@ def decode(data: bytes) -> StoredShuffle:
         commitment=raw["commitment"],
         sealed_seed=base64.b64decode(raw["sealed_seed"]),
         key_id=raw["key_id"],
+        log_position=int(raw.get("log_position", 0)),  # records written before the hint: 0
     )
 
 
