@@ -788,7 +788,9 @@ def _first_event(s: HandState, command: HandCommand) -> HandEvent:
     """Validate ``command``: the event it makes, or a ``RuleViolation``."""
     # Dispatch on the exact type (commands are final classes): a ``match`` over class patterns
     # with captures costs several isinstance and attribute look-ups for every action.
-    kind = type(command)
+    kind: type = type(command)
+    if kind not in _COMMAND_TYPES:  # a subclass is dispatched as its command, as ``match`` did
+        kind = next((t for t in _COMMAND_TYPES if isinstance(command, t)), kind)
     if kind is Act:
         assert isinstance(command, Act)
         return _act_event(s, command.seat, command.action, command.amount)
@@ -818,6 +820,7 @@ def _first_event(s: HandState, command: HandCommand) -> HandEvent:
     assert_never(command)  # type: ignore[arg-type]
 
 
+_COMMAND_TYPES: tuple[type, ...] = (Act, ProtectAllIn, Show, Muck)
 _FOLD = ActionKind.FOLD
 _CHECK = ActionKind.CHECK
 _CALL = ActionKind.CALL
