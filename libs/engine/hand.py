@@ -663,13 +663,17 @@ def _begin_preflop(s: HandState) -> None:
     if rules.profile is _PHH:
         # pokerkit: the action opens left of the largest positive blind or straddle (ties to the
         # later player); a new player's live post does not move it.
-        best, best_key = n - 1, (0, n - 1)
+        # The last player with the largest positive blind, else the button (the original
+        # lexicographic (bet * sign, i) maximum from (0, n - 1), without a tuple per player).
+        best, top = n - 1, 0
+        bet = s.bet
         for i in range(n):
             k = kinds[i]
-            sign = 0 if k is None else (-1 if k is _LIVE_BIG_BLIND else 1)
-            key = (s.bet[i] * sign, i)
-            if key > best_key:
-                best, best_key = i, key
+            if k is None or k is _LIVE_BIG_BLIND:
+                continue  # sign 0 or -1: never above the button's (0, n - 1)
+            v = bet[i]
+            if v > 0 and v >= top:
+                best, top = i, v
         s.highest = max(s.bet)
         s.inc = 0
     else:
