@@ -13,9 +13,7 @@ from shell.errors import (
     FailedPrecondition,
     InvalidArgument,
     NotFound,
-    PermissionDenied,
     ServiceError,
-    Unauthenticated,
 )
 
 
@@ -58,20 +56,6 @@ class HandNotEnded(FailedPrecondition):
 
     def __init__(self, *, table_id: str, hand_id: str) -> None:
         super().__init__("the hand has not ended", table_id=table_id, hand_id=hand_id)
-
-
-class CallerRequired(Unauthenticated):
-    reason = "CALLER_REQUIRED"
-
-    def __init__(self) -> None:
-        super().__init__("missing x-caller metadata")
-
-
-class CallerNotAllowed(PermissionDenied):
-    reason = "CALLER_NOT_ALLOWED"
-
-    def __init__(self, *, caller: str, method: str) -> None:
-        super().__init__("caller may not call this method", caller=caller, method=method)
 
 
 class SeedUnsealable(ServiceError):

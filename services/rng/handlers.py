@@ -15,33 +15,14 @@ from poker.rng.v1 import rng_service_pb2 as pb
 from poker.rng.v1 import rng_service_pb2_grpc as pb_grpc
 from services.rng import mapping
 from services.rng.app import RngApp
-from services.rng.errors import CallerNotAllowed, CallerRequired
+from shell.callers import ANYONE, authorize, caller_of
 from shell.logs import bind
 
-CALLER_HEADER = "x-caller"
-ANYONE = "*"
 ALLOWED_CALLERS: Mapping[str, frozenset[str]] = {
     "Shuffle": frozenset({"dealer"}),
     "RevealSeed": frozenset({"dealer", "auditor"}),
     "Verify": frozenset({ANYONE}),
 }
-
-
-def caller_of(context: aio.ServicerContext[Any, Any]) -> str:
-    for key, value in context.invocation_metadata() or ():
-        if key == CALLER_HEADER:
-            return value.decode() if isinstance(value, bytes) else str(value)
-    return ""
-
-
-def authorize(method: str, caller: str) -> None:
-    allowed = ALLOWED_CALLERS.get(method, frozenset())
-    if ANYONE in allowed:
-        return
-    if not caller:
-        raise CallerRequired
-    if caller not in allowed:
-        raise CallerNotAllowed(caller=caller, method=method)
 
 
 class RngServicer(pb_grpc.RngServiceServicer):
@@ -51,7 +32,7 @@ class RngServicer(pb_grpc.RngServiceServicer):
     def _enter(self, method: str, context: aio.ServicerContext[Any, Any]) -> None:
         caller = caller_of(context)
         bind(caller=caller or "-")
-        authorize(method, caller)
+        authorize(ALLOWED_CALLERS, method, caller)
 
     async def Shuffle(
         self, request: pb.ShuffleRequest, context: aio.ServicerContext[Any, Any]

@@ -7,7 +7,7 @@ INVALID_AMOUNT, TRANSFER_ID_REUSED, SETTLEMENT_MISMATCH, HAND_ALREADY_SETTLED, .
 
 from __future__ import annotations
 
-from shell.errors import InvalidArgument, PermissionDenied, Unauthenticated, Unavailable
+from shell.errors import InvalidArgument, Unavailable
 
 
 class InvalidRakeRules(InvalidArgument):
@@ -29,20 +29,6 @@ class InvalidPageToken(InvalidArgument):
 
     def __init__(self) -> None:
         super().__init__("page_token is not one this service issued for this account")
-
-
-class CallerRequired(Unauthenticated):
-    reason = "CALLER_REQUIRED"
-
-    def __init__(self) -> None:
-        super().__init__("missing x-caller metadata")
-
-
-class CallerNotAllowed(PermissionDenied):
-    reason = "CALLER_NOT_ALLOWED"
-
-    def __init__(self, *, caller: str, method: str) -> None:
-        super().__init__("caller may not call this method", caller=caller, method=method)
 
 
 class LedgerUnavailable(Unavailable):

@@ -15,11 +15,9 @@ from poker.wallet.v1 import wallet_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from services.wallet import accounts, mapping
 from services.wallet.app import WalletApp
-from services.wallet.errors import CallerNotAllowed, CallerRequired
+from shell.callers import ANYONE, authorize, caller_of
 from shell.logs import bind
 
-CALLER_HEADER = "x-caller"
-ANYONE = "*"
 _HANDS = frozenset({"dealer", "table"})
 _SEATS = frozenset({"table", "dealer", "lobby", "pokerctl"})
 _CASHIER = frozenset({"cashier", "lobby", "pokerctl"})
@@ -38,23 +36,6 @@ ALLOWED_CALLERS: Mapping[str, frozenset[str]] = {
 Context = aio.ServicerContext[Any, Any]
 
 
-def caller_of(context: Context) -> str:
-    for key, value in context.invocation_metadata() or ():
-        if key == CALLER_HEADER:
-            return value.decode() if isinstance(value, bytes) else str(value)
-    return ""
-
-
-def authorize(method: str, caller: str) -> None:
-    allowed = ALLOWED_CALLERS.get(method, frozenset())
-    if ANYONE in allowed:
-        return
-    if not caller:
-        raise CallerRequired
-    if caller not in allowed:
-        raise CallerNotAllowed(caller=caller, method=method)
-
-
 class WalletServicer(pb_grpc.WalletServiceServicer):
     def __init__(self, app: WalletApp) -> None:
         self._app = app
@@ -62,7 +43,7 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
     def _enter(self, method: str, context: Context, **ids: str | int) -> None:
         caller = caller_of(context)
         bind(caller=caller or "-", **ids)
-        authorize(method, caller)
+        authorize(ALLOWED_CALLERS, method, caller)
 
     async def Deposit(self, request: pb.DepositRequest, context: Context) -> pb.DepositResponse:
         self._enter("Deposit", context, player=request.player)
