@@ -68,7 +68,7 @@ async def _run(quick: bool) -> dict[str, object]:
                 lat = bots.stats.latencies_ms[lat0:]
         finally:
             await bots.stop()
-        peers = await _peers(targets["table"], system.nats.url, 200 if quick else 1000)
+        peers = await _peers(targets["table"], system.nats.url, 200 if quick else 1000, pids["table"])
         return {
             "tables": tables,
             "bots": 2 * tables,
