@@ -10,8 +10,12 @@ PROTO_STAMP := gen/.generated
 PROTOS := $(shell find proto -name '*.proto' 2>/dev/null)
 SITE = $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 DATA_DIR ?= data
+ENGINE_COMPILE ?= 1
+ENGINE_HOT := hand betting pots showdown phh_replay
+ENGINE_STAMP := $(VENV)/.engine-compiled
+ENGINE_SOURCES := $(wildcard libs/engine/*.py)
 
-.PHONY: all install proto lint fmt typecheck test test-fast bench run demo clean
+.PHONY: all install engine-pure proto lint fmt typecheck test test-fast bench run demo clean
 
 all: test
 
@@ -22,7 +26,21 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $@
 
-install: $(STAMP) $(PROTO_STAMP)
+install: $(STAMP) $(PROTO_STAMP) $(if $(filter 0,$(ENGINE_COMPILE)),engine-pure,$(ENGINE_STAMP))
+
+# The engine's hot modules compiled by mypyc (replays about 1.6x faster): each extension module
+# sits next to its source (an extension wins the import) and is git-ignored. Rebuilt when ANY
+# engine source changes, since a compiled module builds in what it knows of the others; tests
+# refuse to run on a stale build (tests/conftest.py). ENGINE_COMPILE=0 removes it: pure Python.
+$(ENGINE_STAMP): $(STAMP) $(ENGINE_SOURCES)
+	rm -rf libs/build libs/*__mypyc*.so libs/engine/*.so
+	cd libs && ../$(BIN)/mypyc $(ENGINE_HOT:%=engine/%.py) >../$(VENV)/mypyc.log 2>&1 \
+	  || { cat ../$(VENV)/mypyc.log; exit 1; }
+	rm -rf libs/build  # C sources and a setup.py mypy would check; the modules are in place
+	touch $@
+
+engine-pure:
+	rm -rf libs/build libs/*__mypyc*.so libs/engine/*.so $(ENGINE_STAMP)
 
 # Generated code lives in gen/ (git-ignored), never edited: protobuf, gRPC and mypy stubs.
 $(PROTO_STAMP): $(STAMP) $(PROTOS)
@@ -63,4 +81,4 @@ demo: install
 	$(BIN)/pokerctl demo --hands 200 --tables 3 --json
 
 clean:
-	rm -rf $(VENV) gen .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) gen libs/build libs/*__mypyc*.so libs/engine/*.so .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -23,6 +23,23 @@ from shell.natsproc import NatsCluster, NatsServer
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Refuse to test a stale mypyc build of the engine (``make install`` compiles its hot
+    modules): an extension module wins the import over its edited source, so the tests would
+    run the old code. Any engine source newer than the oldest built module makes it stale."""
+    engine = Path(__file__).resolve().parent.parent / "libs" / "engine"
+    built = [p.stat().st_mtime for p in engine.glob("*.so")]
+    if not built:
+        return
+    newer = sorted(p.name for p in engine.glob("*.py") if p.stat().st_mtime > min(built))
+    if newer:
+        pytest.exit(
+            f"libs/engine/*.so is older than {', '.join(newer)}: run `make install` to rebuild "
+            "the compiled engine (or `make engine-pure` to use the sources)",
+            returncode=2,
+        )
+
+
 @pytest.fixture
 def nats_server(tmp_path: Path) -> Iterator[NatsServer]:
     server = NatsServer(data_dir=tmp_path / "nats")

@@ -38,6 +38,7 @@ _DEFAULT_MODULES: Final = (
     "engine.seating",
     "engine.blinds",
     "engine.hand",
+    "engine.hand_view",
     "engine.hand_events",
     "engine.betting",
     "engine.table_events",

@@ -37,9 +37,8 @@ Betting rules live in ``engine.betting``, pots in ``engine.pots``, payouts in
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, assert_never
+from typing import Any, Final, assert_never
 
 from engine import showdown
 from engine.betting import LegalActions, raise_block, raise_bounds, to_call
@@ -83,7 +82,6 @@ from engine.hand_events import (
     ProtectAllIn,
     Show,
     ShowdownStarted,
-    Street,
     UncalledBetReturned,
     bet_placed,
     board_dealt,
@@ -99,6 +97,9 @@ from engine.hand_events import (
     uncalled_bet_returned,
 )
 from engine.hand_setup import HandSetup, PostKind
+
+# Re-exported: callers name the views as ``engine.hand.HandView``.
+from engine.hand_view import HandView, PlayerView, PotView
 from engine.pots import build_pots
 from engine.rules import FixedLimitShortAllIn, Profile, Rules, ShortBigBlindCall, Structure
 
@@ -155,6 +156,50 @@ OVER = 2
 _BOARD_SIZES = (3, 1, 1)  # flop, turn, river
 
 
+# Module level, not only ``__slots__``: a class compiled by mypyc has no ``__slots__`` at run
+# time, and ``snapshot`` reads the names.
+_SLOTS: Final = (
+    "acted",
+    "bet",
+    "blind_kind",
+    "board",
+    "button",
+    "by_seat",
+    "dead",
+    "deck",
+    "faced",
+    "fl_base",
+    "folded",
+    "hand_id",
+    "highest",
+    "hole",
+    "inc",
+    "index_of",
+    "last_aggressor",
+    "live",
+    "mucked",
+    "n",
+    "opener",
+    "order_range",
+    "phase",
+    "players",
+    "protected",
+    "queue",
+    "raise_cap",
+    "raises",
+    "result",
+    "rules",
+    "seats",
+    "shorts",
+    "showdown_done",
+    "showdown_queue",
+    "shown",
+    "stack",
+    "start_stacks",
+    "street",
+)
+
+
 class HandState:
     """Private mutable state of one hand; only ``evolve`` (and ``_begin_street``) write it.
 
@@ -162,46 +207,7 @@ class HandState:
     button); ``seats[i]`` is player ``i``'s table seat.
     """
 
-    __slots__ = (
-        "acted",
-        "bet",
-        "blind_kind",
-        "board",
-        "button",
-        "by_seat",
-        "dead",
-        "deck",
-        "faced",
-        "fl_base",
-        "folded",
-        "hand_id",
-        "highest",
-        "hole",
-        "inc",
-        "index_of",
-        "last_aggressor",
-        "live",
-        "mucked",
-        "n",
-        "opener",
-        "order_range",
-        "phase",
-        "players",
-        "protected",
-        "queue",
-        "raise_cap",
-        "raises",
-        "result",
-        "rules",
-        "seats",
-        "shorts",
-        "showdown_done",
-        "showdown_queue",
-        "shown",
-        "stack",
-        "start_stacks",
-        "street",
-    )
+    __slots__ = _SLOTS
 
     rules: Rules
     hand_id: str
@@ -286,9 +292,7 @@ class HandState:
 
     def snapshot(self) -> tuple[object, ...]:
         """Every field as plain values, for equality checks in tests."""
-        return tuple(
-            (list(v) if isinstance(v, list) else v) for v in (getattr(self, k) for k in self.__slots__)
-        )
+        return tuple((list(v) if isinstance(v, list) else v) for v in (getattr(self, k) for k in _SLOTS))
 
 
 # -- start -------------------------------------------------------------------------------------
@@ -974,12 +978,6 @@ def legal_actions(state: HandState, seat: int) -> LegalActions | None:
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PotView:
-    amount: int
-    eligible: tuple[int, ...]  # seats
-
-
 def pots(state: HandState) -> tuple[PotView, ...]:
     """Main pot first, then side pots, counting the bets of the current round."""
     in_hand = [not f for f in state.folded]
@@ -992,30 +990,6 @@ def pots(state: HandState) -> tuple[PotView, ...]:
 def final_stacks(state: HandState) -> dict[int, int]:
     """Each seat's chips behind (the final stacks once the hand is over)."""
     return {seat: state.stack[i] for i, seat in enumerate(state.seats)}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PlayerView:
-    seat: int
-    player: str
-    stack: int
-    bet: int
-    folded: bool
-    all_in: bool
-    hole: tuple[Card, ...] | None  # None: face down to this viewer
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HandView:
-    hand_id: str
-    button: int
-    street: Street
-    board: tuple[Card, ...]
-    players: tuple[PlayerView, ...]
-    pots: tuple[PotView, ...]
-    to_act: int | None
-    legal: LegalActions | None  # the viewer's choices when it is their turn
-    over: bool
 
 
 def view(state: HandState, viewer: int | None) -> HandView:
