@@ -222,32 +222,48 @@ class NatsCluster:
 
     def __init__(self, *, data_dir: Path | str, size: int = 3, name: str = "poker-test") -> None:
         self.data_dir = Path(data_dir)
-        ports = [free_port() for _ in range(size)]
+        self.size = size
+        self.name = name
+        self.nodes = self._make_nodes()
+
+    def _make_nodes(self) -> list[NatsServer]:
+        ports = [free_port() for _ in range(self.size)]
         routes = tuple(f"nats://127.0.0.1:{p}" for p in ports)
-        self.nodes = [
+        return [
             NatsServer(
                 data_dir=self.data_dir / f"n{i + 1}",
                 name=f"n{i + 1}",
-                cluster_name=name,
+                cluster_name=self.name,
                 cluster_port=ports[i],
                 routes=routes,
             )
-            for i in range(size)
+            for i in range(self.size)
         ]
 
     @property
     def urls(self) -> list[str]:
         return [node.url for node in self.nodes if node.running]
 
-    def start(self, timeout: float = READY_TIMEOUT) -> NatsCluster:
-        try:
-            for node in self.nodes:
-                node.start(timeout, wait=False)
-            for node in self.nodes:
-                node.wait_ready(timeout)
-        except BaseException:
-            self.stop()
-            raise
+    def start(self, timeout: float = READY_TIMEOUT, *, attempts: int = 3) -> NatsCluster:
+        # Route ports are picked before the servers bind them, so another process (a parallel
+        # test worker) can take one in between: the node exits with "address already in use".
+        # Then every node is stopped and the cluster starts again on fresh ports.
+        for attempt in range(attempts):
+            try:
+                for node in self.nodes:
+                    node.start(timeout, wait=False)
+                for node in self.nodes:
+                    node.wait_ready(timeout)
+            except NatsServerError:
+                self.stop()
+                if attempt == attempts - 1:
+                    raise
+                self.nodes = self._make_nodes()
+            except BaseException:
+                self.stop()
+                raise
+            else:
+                return self
         return self
 
     def start_node(self, index: int, timeout: float = READY_TIMEOUT) -> None:
