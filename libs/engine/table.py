@@ -32,11 +32,11 @@ fresh one. Queries (``seats``, ``owed_posts``, ``next_hand``, ``view``, ...) are
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeAlias, assert_never
+from typing import Any, TypeAlias, assert_never
 
-from engine import hand
+from engine import codec, hand
 from engine.blinds import HandPlan, NotEnoughPlayers, Positions, plan_hand
 from engine.cards import Card
 from engine.errors import EngineError, FoldNotAllowed, NotYourTurn, RuleViolation
@@ -111,7 +111,8 @@ from engine.table_events import (
 TableLogEvent: TypeAlias = TableEvent | HandEvent
 Command: TypeAlias = TableCommand | HandCommand
 
-_HAND_EVENT_TYPES = (
+# The hand engine's event classes: a log entry of one of these belongs to the current hand.
+HAND_EVENT_TYPES = (
     HandStarted,
     ForcedBetPosted,
     HoleCardsDealt,
@@ -128,6 +129,7 @@ _HAND_EVENT_TYPES = (
     PotAwarded,
     HandEnded,
 )
+_HAND_EVENT_TYPES = HAND_EVENT_TYPES  # the former private name, still read by some callers
 _HAND_COMMAND_TYPES = (Act, ProtectAllIn, Show, Muck)
 
 
@@ -238,6 +240,64 @@ class TableState:
         )
 
 
+# -- snapshots ---------------------------------------------------------------------------------
+
+
+def to_snapshot(state: TableState) -> dict[str, Any]:
+    """A JSON-compatible document of ``state`` between hands, for ``from_snapshot``.
+
+    Snapshots are a cache for starting faster (the log stays the evidence): engine values are
+    stored with ``engine.codec``, seats as ``[seat, player, stack, status, debt, arrival,
+    leaving, disconnected]`` lists, sets and maps as sorted lists and objects. The table id is
+    not in the document (the caller keeps it beside). Raises ``HandInProgress`` during a hand:
+    a live hand is rebuilt by folding its events, never snapshotted.
+    """
+    if state.hand is not None:
+        raise HandInProgress(command="snapshot")
+    return {
+        "rules": codec.encode(state.rules),
+        "seats": [
+            [seat, o.player, o.stack, o.status.value, o.debt.value, o.arrival, o.leaving, o.disconnected]
+            for seat, o in sorted(state.seats.items())
+        ],
+        "arrivals": state.arrivals,
+        "last": None if state.last is None else codec.encode(state.last),
+        "plan": None if state.plan is None else codec.encode(state.plan),
+        "hand_events": [codec.encode(e) for e in state.hand_events],
+        "hand_ids": sorted(state.hand_ids),
+        "hands_played": state.hands_played,
+        "protections": {k: list(v) for k, v in state.protections.items()},
+        "left_debts": {k: v.value for k, v in state.left_debts.items()},
+        "bought_in": state.bought_in,
+        "taken_off": state.taken_off,
+        "rake": state.rake,
+    }
+
+
+def from_snapshot(table_id: str, doc: Mapping[str, Any]) -> TableState:
+    """The ``TableState`` that ``to_snapshot`` wrote ``doc`` from (``snapshot()`` equal).
+
+    ``doc`` is trusted to come from ``to_snapshot`` (possibly through JSON); a document missing
+    a key or holding a value of the wrong kind raises ``KeyError``, ``ValueError`` or
+    ``codec.CodecError``.
+    """
+    s = TableState(table_id=table_id, rules=codec.decode(doc["rules"]))
+    for seat, player, stack, status, debt, arrival, leaving, disconnected in doc["seats"]:
+        occ = _Seat(player=player, stack=stack, status=SeatStatus(status), debt=Debt(debt), arrival=arrival)
+        occ.leaving, occ.disconnected = bool(leaving), bool(disconnected)
+        s.seats[seat] = occ
+    s.arrivals = doc["arrivals"]
+    s.last = None if doc["last"] is None else codec.decode(doc["last"])
+    s.plan = None if doc["plan"] is None else codec.decode(doc["plan"])
+    s.hand_events = [codec.decode(e) for e in doc["hand_events"]]
+    s.hand_ids = set(doc["hand_ids"])
+    s.hands_played = doc["hands_played"]
+    s.protections = {k: list(v) for k, v in doc["protections"].items()}
+    s.left_debts = {k: Debt(v) for k, v in doc["left_debts"].items()}
+    s.bought_in, s.taken_off, s.rake = doc["bought_in"], doc["taken_off"], doc["rake"]
+    return s
+
+
 # -- evolve ------------------------------------------------------------------------------------
 
 
@@ -255,7 +315,7 @@ def fold(events: Iterable[TableLogEvent]) -> TableState:
 
 def evolve(state: TableState, event: TableLogEvent) -> TableState:
     """Apply one fact to ``state`` (in place) and return it."""
-    if isinstance(event, _HAND_EVENT_TYPES):
+    if isinstance(event, HAND_EVENT_TYPES):
         _evolve_hand(state, event)
     else:
         _evolve_table(state, event)

@@ -6,9 +6,10 @@ It is tagged (``eventstore.Snapshot``) with the last stream sequence and the eng
 reader uses it only if the engine version matches, and then folds the log after its sequence.
 The dispute replay never reads snapshots: it re-folds the log.
 
-``TableState`` is the engine's private state; rebuilding it here is the one place outside the
-engine that writes it, and ``tests/services/table/test_snapshot.py`` checks that a restored
-state equals the fold of the log (``TableState.snapshot()``) for every hand boundary.
+The engine state goes through the engine's own snapshot API (``engine.table.to_snapshot`` /
+``from_snapshot``, the same document as before under ``"state"``);
+``tests/services/table/test_restart_fencing.py`` checks that a restored model equals the fold
+of the log (``TableState.snapshot()``) at every hand boundary.
 """
 
 from __future__ import annotations
@@ -16,10 +17,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections import OrderedDict
-from typing import Any
 
 from engine import codec, table
-from engine.seating import Debt, SeatStatus
 from services.table.model import HandRecord, Left, Outcome, TableModel
 
 FORMAT = 1
@@ -28,10 +27,6 @@ SNAPSHOT_REQUESTS = 1_000  # request ids kept in a snapshot (retries come within
 
 class SnapshotUnusable(Exception):
     """The snapshot cannot be used (other format, or taken mid-hand): fold the log instead."""
-
-
-def _enc(value: object) -> Any:
-    return None if value is None else codec.encode(value)
 
 
 def encode(model: TableModel) -> bytes:
@@ -72,24 +67,7 @@ def encode(model: TableModel) -> bytes:
         ],
         "hand_log": [codec.encode(e) for e in model.hand_log],
         "left_log": [[v, x.seat, x.player, x.chips] for v, x in model.left_log],
-        "state": {
-            "rules": codec.encode(s.rules),
-            "seats": [
-                [seat, o.player, o.stack, o.status.value, o.debt.value, o.arrival, o.leaving, o.disconnected]
-                for seat, o in sorted(s.seats.items())
-            ],
-            "arrivals": s.arrivals,
-            "last": _enc(s.last),
-            "plan": _enc(s.plan),
-            "hand_events": [codec.encode(e) for e in s.hand_events],
-            "hand_ids": sorted(s.hand_ids),
-            "hands_played": s.hands_played,
-            "protections": {k: list(v) for k, v in s.protections.items()},
-            "left_debts": {k: v.value for k, v in s.left_debts.items()},
-            "bought_in": s.bought_in,
-            "taken_off": s.taken_off,
-            "rake": s.rake,
-        },
+        "state": table.to_snapshot(s),
     }
     return json.dumps(doc, separators=(",", ":")).encode()
 
@@ -98,23 +76,7 @@ def decode(data: bytes) -> TableModel:
     doc = json.loads(data)
     if doc.get("format") != FORMAT:
         raise SnapshotUnusable(f"format {doc.get('format')!r}")
-    st = doc["state"]
-    s = table.TableState(table_id=doc["table_id"], rules=codec.decode(st["rules"]))
-    for seat, player, stack, status, debt, arrival, leaving, disconnected in st["seats"]:
-        occ = table._Seat(
-            player=player, stack=stack, status=SeatStatus(status), debt=Debt(debt), arrival=arrival
-        )
-        occ.leaving, occ.disconnected = leaving, disconnected
-        s.seats[seat] = occ
-    s.arrivals = st["arrivals"]
-    s.last = None if st["last"] is None else codec.decode(st["last"])
-    s.plan = None if st["plan"] is None else codec.decode(st["plan"])
-    s.hand_events = [codec.decode(e) for e in st["hand_events"]]
-    s.hand_ids = set(st["hand_ids"])
-    s.hands_played = st["hands_played"]
-    s.protections = {k: list(v) for k, v in st["protections"].items()}
-    s.left_debts = {k: Debt(v) for k, v in st["left_debts"].items()}
-    s.bought_in, s.taken_off, s.rake = st["bought_in"], st["taken_off"], st["rake"]
+    s = table.from_snapshot(doc["table_id"], doc["state"])
     model = TableModel(
         table_id=doc["table_id"],
         state=s,
