@@ -43,10 +43,10 @@ from engine.table import TableState
 from eventstore.envelope import Envelope
 from services.dealer import ids
 from services.dealer.ports import AuditPort, CallFailed, Reveal, RngPort, TablePort, WalletPort
-from services.dealer.presence import PresenceBook
+from services.dealer.presence import DEFAULT_TTL, PresenceBook
 from services.dealer.settlement import reservation, settlement
 from services.dealer.tracker import HandRecord, TableTrack
-from services.table.presence import PresenceFact
+from services.table.presence import PresenceReport
 from shell.logs import get_logger
 
 # Reasons that mean "already done" when a step is retried.
@@ -71,6 +71,7 @@ class DealerSettings:
     hand_delay: float = 0.0  # seconds between the end of a hand and the next start
     retry_delay: float = 0.2  # first back-off after a failed call; doubles up to max_retry_delay
     max_retry_delay: float = 2.0
+    presence_ttl: float = DEFAULT_TTL  # a table-service instance silent this long has no players
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -265,7 +266,7 @@ class TableDriver:
 
     async def _report_presence(self, state: TableState) -> bool:
         """Report the first connection change the log does not show yet; True if one was sent."""
-        for report, fact in self.presence.due(state):
+        for report, verdict in self.presence.due(state):
             try:
                 version = await self.app.table.report_connection(
                     request_id=ids.request_id(self.table_id, 0, report.step),
@@ -284,7 +285,7 @@ class TableDriver:
                     player=report.player,
                     reason=exc.reason,
                 )
-                self.presence.forget(report.player, fact)
+                self.presence.refused(report.player, verdict)
                 continue
             self.app.connection_reports += 1
             self.wait_version = max(self.wait_version, version)
@@ -503,7 +504,12 @@ class DealerApp:
     def driver(self, table_id: str) -> TableDriver:
         d = self.drivers.get(table_id)
         if d is None:
-            d = TableDriver(track=TableTrack(table_id=table_id), app=self, paused=table_id in self._paused)
+            d = TableDriver(
+                track=TableTrack(table_id=table_id),
+                app=self,
+                paused=table_id in self._paused,
+                presence=PresenceBook(ttl=self.settings.presence_ttl),
+            )
             self.drivers[table_id] = d
             d.task = asyncio.get_running_loop().create_task(d.run(), name=f"dealer:{table_id}")
         return d
@@ -514,12 +520,21 @@ class DealerApp:
         d.track.apply(envelope, sequence)
         d.wake.set()
 
-    def observe_presence(self, fact: PresenceFact) -> None:
-        """A presence fact from a table service: kept for the table's driver to report (tables
-        this dealer has not seen in the log are not its business)."""
-        d = self.drivers.get(fact.table_id)
-        if d is not None and d.presence.observe(fact):
+    def observe_presence(self, report: PresenceReport) -> None:
+        """A presence report from a table-service instance, merged into the table's book for its
+        driver to report (tables this dealer has not seen in the log are not its business; the
+        instance's next heartbeat repeats the report)."""
+        d = self.drivers.get(report.table_id)
+        if d is not None and d.presence.observe(report, now=time.monotonic()):
             d.wake.set()
+
+    def expire_presence(self) -> None:
+        """Drop the presence of table-service instances silent for the TTL (a crashed one's
+        players are disconnected unless another instance reports them)."""
+        now, at_ms = time.monotonic(), int(_now().timestamp() * 1000)
+        for d in self.drivers.values():
+            if d.presence.expire(now=now, at_ms=at_ms):
+                d.wake.set()
 
     def go_live(self) -> None:
         """The feed has replayed the log: drivers may act from now on."""

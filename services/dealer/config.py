@@ -9,7 +9,10 @@ Besides the shell's ``POKER_*`` settings (``shell.config``):
 * ``POKER_DEALER_CALL_ATTEMPTS`` (default 3): tries per call on UNAVAILABLE/DEADLINE_EXCEEDED
   (same request id each time) before the step is retried later;
 * ``POKER_DEALER_HAND_DELAY_MS`` (default 0): pause between the end of a hand and the next one
-  (``make run`` sets a little, so the live view can be followed).
+  (``make run`` sets a little, so the live view can be followed);
+* ``POKER_DEALER_PRESENCE_TTL`` (default 6 s): a table-service instance not heard from for this
+  long has no connected players (``services.dealer.presence``); keep it a few of the table
+  service's ``POKER_TABLE_PRESENCE_HEARTBEAT``.
 
 Decision clocks are not here: they are each table's rules (``TableConfig.time``), so a test
 table with 200 ms clocks and a production table with 10 s + 20 s run side by side.
@@ -40,6 +43,7 @@ class DealerConfig:
     call_timeout: float
     call_attempts: int
     hand_delay_ms: int
+    presence_ttl: float
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> DealerConfig:
@@ -53,4 +57,5 @@ class DealerConfig:
             call_timeout=env_float(env, "POKER_DEALER_CALL_TIMEOUT", 2.0, minimum=0.01),
             call_attempts=env_int(env, "POKER_DEALER_CALL_ATTEMPTS", 3, minimum=1),
             hand_delay_ms=env_int(env, "POKER_DEALER_HAND_DELAY_MS", 0),
+            presence_ttl=env_float(env, "POKER_DEALER_PRESENCE_TTL", 6.0, minimum=0.05),
         )

@@ -64,16 +64,18 @@ async def start(config: DealerConfig) -> DealerServer:
         table=GrpcTable(chans[1], timeout=timeout, attempts=attempts),
         wallet=GrpcWallet(chans[2], timeout=timeout, attempts=attempts),
         audit=audit,
-        settings=DealerSettings(hand_delay=config.hand_delay_ms / 1000),
+        settings=DealerSettings(hand_delay=config.hand_delay_ms / 1000, presence_ttl=config.presence_ttl),
         pauses=await KvPauseStore.open(js),
     )
     await app.load_pauses()
     feed = TableFeed(js, app, stream=config.table_stream)
     server = await start_server(config.shell, [spec(DealerServicer(app, pending=feed.pending))])
     feed.start()
-    # After the feed: a fact for a table the feed has not folded yet is dropped, and the
-    # player's next stream change is reported instead.
-    presence = PresenceFeed(nc, app.observe_presence)
+    # After the feed: a report for a table the feed has not folded yet is dropped, and the
+    # instance's next heartbeat repeats it.
+    presence = PresenceFeed(
+        nc, app.observe_presence, app.expire_presence, sweep_every=config.presence_ttl / 4
+    )
     await presence.start()
     return DealerServer(server=server, nc=nc, app=app, feed=feed, presence=presence, channels=chans)
 

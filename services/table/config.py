@@ -10,7 +10,10 @@ Besides the shell's ``POKER_*`` settings (``shell.config``):
 * ``POKER_TABLE_WALLET`` (default ``127.0.0.1:50052``): the wallet service's address;
 * ``POKER_TABLE_INSTANCE`` (default ``table-<host>-<pid>``): this instance's name in leases and
   ``OwnerChanged`` events (shown to clients in NOT_OWNER errors);
-* ``POKER_TABLE_SNAPSHOT_EVERY`` (default 10): snapshot a table every N hands.
+* ``POKER_TABLE_SNAPSHOT_EVERY`` (default 10): snapshot a table every N hands;
+* ``POKER_TABLE_PRESENCE_HEARTBEAT`` (default 2 s): how often this instance repeats who is
+  connected to it (``services.table.presence``); keep it well under the dealer's
+  ``POKER_DEALER_PRESENCE_TTL``.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ class TableConfig:
     wallet: str
     instance: str
     snapshot_every: int
+    presence_heartbeat: float
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> TableConfig:
@@ -49,4 +53,5 @@ class TableConfig:
             wallet=env_str(env, "POKER_TABLE_WALLET", f"127.0.0.1:{DEFAULT_PORTS['wallet']}"),
             instance=env_str(env, "POKER_TABLE_INSTANCE", f"table-{socket.gethostname()}-{os.getpid()}"),
             snapshot_every=env_int(env, "POKER_TABLE_SNAPSHOT_EVERY", 10, minimum=1),
+            presence_heartbeat=env_float(env, "POKER_TABLE_PRESENCE_HEARTBEAT", 2.0, minimum=0.01),
         )

@@ -71,6 +71,7 @@ async def start(config: TableConfig, *, wallet: Wallet | None = None) -> TableSe
             publish=nc.publish,
             instance=config.instance,
             clock_ms=lambda: int(app.now().timestamp() * 1000),
+            heartbeat=config.presence_heartbeat,
         )
         server = await start_server(config.shell, [spec(TableServicer(app, presence=presence))])
     except BaseException:

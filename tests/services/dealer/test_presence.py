@@ -1,10 +1,14 @@
-"""The dealer turns presence facts into ReportConnection: only for seated players whose log
-differs, once per fact (retried under the same request id), nothing after a restart until the
-stream changes again; a reconnection during one's turn extends the clock; a disconnected player
-is protected twice per 24 h and folded the third time."""
+"""The dealer turns presence reports into ReportConnection: a player is connected while any live
+table-service instance reports them; an instance silent for the TTL loses its players. Only
+seated players whose log differs are reported, once per verdict (retried under the same request
+id), nothing after a restart until a report says otherwise; a reconnection during one's turn
+extends the clock; a disconnected player is protected twice per 24 h and folded the third time.
+
+``PresenceBook`` is pure: the tests pass the time (monotonic seconds) themselves."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import itertools
 
@@ -15,28 +19,40 @@ from engine.table_events import (
     PlayerReconnected,
     TimeOutOutcome,
 )
+from services.dealer.app import DealerSettings
 from services.dealer.presence import PresenceBook
-from services.table.presence import PresenceFact
+from services.table.presence import PresenceReport
 from tests.services.dealer.fakes import FakeTable, failed, log_events, seat_to_act
 from tests.services.dealer.rig import SLOW, Rig, rules, until
 
 T = "t1"
-_SEQ = itertools.count(1)
+_AT = itertools.count(1)
 
 
-def fact(
-    player: str, connected: bool, *, table: str = T, at_ms: int | None = None, instance: str = "a"
-) -> PresenceFact:
-    seq = next(_SEQ)
-    now = int(dt.datetime.now(dt.UTC).timestamp() * 1000)
-    return PresenceFact(
-        table_id=table,
-        player=player,
-        connected=connected,
-        at_ms=now + seq if at_ms is None else at_ms,
-        instance=instance,
-        seq=seq,
-    )
+class Instance:
+    """One table-service process as the dealer hears it: its reports carry a growing seq."""
+
+    def __init__(self, name: str = "a", run: str = "r1") -> None:
+        self.name = name
+        self.run = run
+        self.seq = 0
+
+    def report(self, *players: str, table: str = T, at_ms: int | None = None) -> PresenceReport:
+        self.seq += 1
+        now = int(dt.datetime.now(dt.UTC).timestamp() * 1000) + next(_AT)
+        return PresenceReport(
+            table_id=table,
+            instance=self.name,
+            run=self.run,
+            seq=self.seq,
+            at_ms=now if at_ms is None else at_ms,
+            players=frozenset(players),
+        )
+
+
+def connected(book: PresenceBook, player: str) -> bool | None:
+    v = book.verdict(player)
+    return None if v is None else v.connected
 
 
 def facts_of(rig: Rig, kind: type) -> list:  # type: ignore[type-arg]
@@ -47,38 +63,132 @@ def reports(rig: Rig) -> list[str]:
     return [rid for method, rid in rig.table.calls if method == "ReportConnection"]
 
 
-def test_book_keeps_the_latest_fact_and_owes_only_what_the_log_lacks() -> None:
+def test_a_player_is_connected_while_any_live_instance_reports_them() -> None:
+    book = PresenceBook(ttl=5.0)
+    a, b = Instance("a"), Instance("b")
+    assert book.observe(a.report("ann", at_ms=100), now=0.0)
+    assert connected(book, "ann") is True
+    assert not book.observe(b.report("ann", at_ms=110), now=0.1)  # a second source: no news
+    assert book.sources() == [("a", "r1"), ("b", "r1")]
+    # ann's stream on b ends: a still reports her.
+    assert not book.observe(b.report(at_ms=120), now=0.2)
+    assert connected(book, "ann") is True
+    assert book.sources() == [("a", "r1")]  # b names nobody now
+    # ... and when it ends on a too, she is gone, since the time a observed it.
+    assert book.observe(a.report(at_ms=130), now=0.3)
+    v = book.verdict("ann")
+    assert v is not None
+    assert (v.connected, v.at_ms, v.cause) == (False, 130, "a/r1/2")
+    assert book.sources() == []
+
+
+def test_a_duplicate_or_late_report_of_a_source_changes_nothing() -> None:
+    book = PresenceBook(ttl=5.0)
+    a = Instance("a")
+    first = a.report("ann", at_ms=100)
+    second = a.report(at_ms=200)
+    assert book.observe(first, now=0.0)
+    assert book.observe(second, now=0.1)
+    assert not book.observe(first, now=0.2)  # late: the source said more since
+    assert not book.observe(second, now=0.3)  # a duplicate
+    assert connected(book, "ann") is False
+
+
+def test_a_silent_instance_expires_after_the_ttl_and_its_players_with_it() -> None:
+    book = PresenceBook(ttl=5.0)
+    a, b = Instance("a"), Instance("b")
+    book.observe(a.report("ann", "bob", at_ms=100), now=10.0)
+    book.observe(b.report("bob", at_ms=100), now=12.0)
+    assert book.next_deadline() == 15.0
+    # Heartbeats keep a source alive: each report moves its deadline.
+    assert not book.observe(a.report("ann", "bob", at_ms=200), now=14.0)
+    assert not book.expire(now=16.9, at_ms=999)
+    assert book.sources() == [("a", "r1"), ("b", "r1")]
+    # a is killed: nothing more from it (its deadline is 19). bob is still on b (until 17 + 5).
+    assert not book.observe(b.report("bob", at_ms=300), now=17.0)
+    assert book.expire(now=19.0, at_ms=1900)
+    assert book.sources() == [("b", "r1")]
+    ann = book.verdict("ann")
+    assert ann is not None
+    assert (ann.connected, ann.at_ms, ann.cause) == (False, 1900, "expired/a/r1/2")
+    assert connected(book, "bob") is True
+    assert not book.expire(now=21.9, at_ms=2190)
+    assert book.expire(now=22.0, at_ms=2200)
+    assert connected(book, "bob") is False
+    assert book.next_deadline() is None
+
+
+def test_a_source_past_its_deadline_counts_for_nobody_even_before_the_sweep() -> None:
+    book = PresenceBook(ttl=1.0)
+    a, b = Instance("a"), Instance("b")
+    book.observe(a.report("ann"), now=0.0)
+    book.observe(b.report("ann"), now=0.5)
+    # b's stream ends at 1.2: a is past its deadline (1.0), not yet swept, and counts for nothing.
+    assert book.observe(b.report(at_ms=1200), now=1.2)
+    assert connected(book, "ann") is False
+    assert book.expire(now=1.2, at_ms=1300) is False  # a's expiry: ann is disconnected already
+
+
+def test_a_restarted_instance_is_a_new_source_and_the_dead_run_expires() -> None:
+    book = PresenceBook(ttl=5.0)
+    old, new = Instance("table-1", run="r1"), Instance("table-1", run="r2")
+    for _ in range(3):
+        book.observe(old.report("ann"), now=0.0)
+    # The new process starts counting at seq 1 again, watched by bob only: not a late report.
+    assert book.observe(new.report("bob"), now=1.0)
+    assert book.expire(now=5.0, at_ms=5000)
+    assert connected(book, "ann") is False
+    assert connected(book, "bob") is True
+
+
+def test_players_never_seen_connected_have_no_verdict() -> None:
+    book = PresenceBook(ttl=5.0)
+    a = Instance("a")
+    assert not book.observe(a.report(), now=0.0)
+    assert book.verdict("ann") is None
+    assert len(book) == 0
+
+
+def test_the_book_owes_only_what_the_log_lacks_once_per_verdict() -> None:
     table = FakeTable(lambda *_: None)
     table.open(T, rules())
     table.sit(T, 0, "ann", 100)
     table.sit(T, 1, "bob", 100)
     state = table.state(T)
-    book = PresenceBook()
+    book = PresenceBook(ttl=5.0)
+    a = Instance("a")
     assert book.due(state) == []
-    newer = fact("ann", False, at_ms=2000)
-    assert book.observe(newer)
-    assert not book.observe(newer)  # a repeat
-    assert not book.observe(fact("ann", True, at_ms=1000))  # late: an earlier observation
-    assert book.observe(fact("bob", True, at_ms=3000))  # bob is connected in the log already
-    assert book.observe(fact("zed", False, at_ms=3000))  # not seated
+    book.observe(a.report("ann", "bob", "zed", at_ms=1000), now=0.0)
+    assert book.due(state) == []  # connected, as the log says; zed is not seated
+    book.observe(a.report("bob", at_ms=2000), now=0.1)
     due = book.due(state)
     assert [(r.player, r.connected, r.at_ms) for r, _ in due] == [("ann", False, 2000)]
+    # Heartbeats repeat the state: the same verdict, the same request.
+    book.observe(a.report("bob", at_ms=4000), now=2.0)
+    assert [r.step for r, _ in book.due(state)] == [due[0][0].step]
     state.seats[0].disconnected = True  # the log shows it now
     assert book.due(state) == []
-    book.forget("ann", newer)
-    assert len(book) == 2
+    state.seats[0].disconnected = False  # (say the table refused it for good)
+    book.refused("ann", due[0][1])
+    assert book.due(state) == []
+    book.observe(a.report("bob", at_ms=6000), now=4.0)
+    assert book.due(state) == []  # a heartbeat does not revive a refused verdict
+    book.observe(a.report("ann", "bob", at_ms=7000), now=5.0)
+    book.observe(a.report("bob", at_ms=8000), now=6.0)  # a new verdict is owed again
+    assert [(r.player, r.connected, r.at_ms) for r, _ in book.due(state)] == [("ann", False, 8000)]
 
 
-async def test_a_fact_is_reported_once_and_only_for_seated_players() -> None:
+async def test_a_verdict_is_reported_once_and_only_for_seated_players() -> None:
     rig = Rig()
     rig.app.go_live()
     rig.table.open(T, rules(time=SLOW))
     rig.seat(T, {0: "ann", 1: "bob"})
     rig.table.fail_next["ReportConnection"] = failed("table", "ReportConnection", "x", code="UNAVAILABLE")
-    gone = fact("ann", False)
+    a, b = Instance("a"), Instance("b")
+    rig.app.observe_presence(a.report("ann", "zed"))  # zed watches, not seated
+    rig.app.observe_presence(b.report("ann", table="nowhere"))  # a table the dealer never saw
+    gone = a.report()
     rig.app.observe_presence(gone)
-    rig.app.observe_presence(fact("zed", False))  # watching, not seated
-    rig.app.observe_presence(fact("ann", False, table="nowhere"))  # a table the dealer never saw
     await until(lambda: len(facts_of(rig, PlayerDisconnected)) == 1, what="ann disconnected")
     (event,) = facts_of(rig, PlayerDisconnected)
     assert (event.player, event.at_ms) == ("ann", gone.at_ms)
@@ -86,23 +196,57 @@ async def test_a_fact_is_reported_once_and_only_for_seated_players() -> None:
     assert len(sent) == 2
     assert sent[0] == sent[1]  # the unavailable call retried, same request id
     rig.app.observe_presence(gone)  # a duplicate
-    rig.app.observe_presence(fact("ann", False))  # a second stream ending: the log agrees
+    rig.app.observe_presence(a.report())  # a heartbeat of nobody: the log agrees
     await until(lambda: rig.app.connection_reports == 1, what="the report counted")
     assert reports(rig) == sent
     assert "nowhere" not in rig.app.drivers
-    back = fact("ann", True)
+    back = b.report("ann")
     rig.app.observe_presence(back)
     await until(lambda: len(facts_of(rig, PlayerReconnected)) == 1, what="ann reconnected")
     assert not rig.table.state(T).seats[0].disconnected
+    assert len(reports(rig)) == 3
     await rig.app.stop()
 
 
-async def test_after_a_restart_the_log_stands_until_the_stream_changes() -> None:
+async def test_a_player_watching_on_two_instances_stays_connected_when_one_stream_ends() -> None:
     rig = Rig()
     rig.app.go_live()
     rig.table.open(T, rules(time=SLOW))
     rig.seat(T, {0: "ann", 1: "bob"})
-    rig.app.observe_presence(fact("ann", False))
+    a, b = Instance("a"), Instance("b")
+    rig.app.observe_presence(a.report("ann"))
+    rig.app.observe_presence(b.report("ann", "bob"))
+    rig.app.observe_presence(b.report())  # both streams on b end: bob is gone, ann is on a
+    await until(lambda: len(facts_of(rig, PlayerDisconnected)) == 1, what="bob disconnected")
+    assert [e.player for e in facts_of(rig, PlayerDisconnected)] == ["bob"]
+    assert not rig.table.state(T).seats[0].disconnected
+    await rig.app.stop()
+
+
+async def test_the_players_of_a_silent_instance_are_disconnected_after_the_ttl() -> None:
+    rig = Rig()
+    rig.app.settings = DealerSettings(retry_delay=0.01, max_retry_delay=0.05, presence_ttl=0.05)
+    rig.app.go_live()
+    rig.table.open(T, rules(time=SLOW))
+    rig.seat(T, {0: "ann", 1: "bob"})
+    rig.app.observe_presence(Instance("a").report("ann"))
+    rig.app.expire_presence()  # within the TTL: nothing
+    assert rig.app.drivers[T].presence.sources() == [("a", "r1")]
+    await asyncio.sleep(0.06)
+    rig.app.expire_presence()
+    await until(lambda: len(facts_of(rig, PlayerDisconnected)) == 1, what="ann disconnected")
+    assert [e.player for e in facts_of(rig, PlayerDisconnected)] == ["ann"]
+    await rig.app.stop()
+
+
+async def test_after_a_restart_the_log_stands_until_a_report_says_otherwise() -> None:
+    rig = Rig()
+    rig.app.go_live()
+    rig.table.open(T, rules(time=SLOW))
+    rig.seat(T, {0: "ann", 1: "bob"})
+    a = Instance("a")
+    rig.app.observe_presence(a.report("ann"))
+    rig.app.observe_presence(a.report())
     await until(lambda: len(facts_of(rig, PlayerDisconnected)) == 1, what="ann disconnected")
     reported = len(reports(rig))
     await rig.restart()
@@ -111,7 +255,8 @@ async def test_after_a_restart_the_log_stands_until_the_stream_changes() -> None
     await until(lambda: rig.app.drivers[T].clock is not None, what="the restarted dealer's clock")
     assert len(reports(rig)) == reported  # nothing new reported
     assert rig.table.state(T).seats[0].disconnected
-    rig.app.observe_presence(fact("ann", True))
+    # A heartbeat of another instance shows ann watching again.
+    rig.app.observe_presence(Instance("b").report("ann", "bob"))
     await until(lambda: len(facts_of(rig, PlayerReconnected)) == 1, what="ann reconnected")
     assert len([c for c in rig.table.calls[before:] if c[0] == "ReportConnection"]) == 1
     await rig.app.stop()
@@ -130,12 +275,14 @@ async def test_reconnecting_during_ones_turn_extends_the_clock() -> None:
     await until(lambda: driver.clock is not None, what="a decision clock")
     seat = seat_to_act(rig.table, T)
     assert seat is not None
-    rig.app.observe_presence(fact(players[seat], False))
+    a = Instance("a")
+    rig.app.observe_presence(a.report(*players.values()))
+    rig.app.observe_presence(a.report(players[1 - seat]))
     await until(lambda: len(facts_of(rig, PlayerDisconnected)) == 1, what="disconnected")
     (info,) = rig.app.active_hands()
     before = info.action_deadline
     assert before is not None
-    rig.app.observe_presence(fact(players[seat], True))
+    rig.app.observe_presence(a.report(*players.values()))
     await until(lambda: len(facts_of(rig, PlayerReconnected)) == 1, what="reconnected")
     (event,) = facts_of(rig, PlayerReconnected)
     assert event.extra_ms == extra
@@ -158,7 +305,9 @@ async def test_a_disconnected_player_is_protected_twice_then_folded() -> None:
     rig.app.go_live()
     rig.table.open(T, rules())  # 20 ms clocks
     rig.seat(T, {0: "ann", 1: "bob"})
-    rig.app.observe_presence(fact("ann", False))
+    a = Instance("a")
+    rig.app.observe_presence(a.report("ann"))
+    rig.app.observe_presence(a.report())
 
     def ann_timeouts() -> list[DecisionTimedOut]:
         return [e for e in facts_of(rig, DecisionTimedOut) if e.player == "ann"]

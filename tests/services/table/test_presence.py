@@ -1,5 +1,7 @@
 """Presence: a player's open WatchTable streams are their connection; the table service publishes
-a fact when the first opens and when the last ends (client cancel, deadline), none for spectators."""
+its view of the table (who is connected here) when a player's first stream opens and when their
+last ends (client cancel, deadline), and again every heartbeat while anyone is connected; nothing
+for spectators."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from services.table.app import TableApp
 from services.table.handlers import TableServicer
 from services.table.ownership import StaticOwnership
-from services.table.presence import BadPresenceFact, PresenceFact, PresenceTracker, subject
+from services.table.presence import BadPresenceReport, PresenceReport, PresenceTracker, subject
 from services.table.server import spec
 from services.table.store import MemoryTableEvents, TableStore
 from shell.client import channel
@@ -27,21 +29,21 @@ from tests.services.table.helpers import FakeWallet, create, join
 
 class Published:
     def __init__(self) -> None:
-        self.facts: list[PresenceFact] = []
+        self.facts: list[PresenceReport] = []
         self.changed = asyncio.Event()
 
     async def __call__(self, subject_: str, data: bytes) -> None:
-        self.facts.append(PresenceFact.decode(subject_, data))
+        self.facts.append(PresenceReport.decode(subject_, data))
         self.changed.set()
 
-    async def wait_for(self, count: int) -> list[PresenceFact]:
+    async def wait_for(self, count: int) -> list[PresenceReport]:
         while len(self.facts) < count:
             self.changed.clear()
             await asyncio.wait_for(self.changed.wait(), 10)
         return self.facts
 
-    def seen(self) -> list[tuple[str, str, bool]]:
-        return [(f.table_id, f.player, f.connected) for f in self.facts]
+    def seen(self) -> list[tuple[str, list[str]]]:
+        return [(f.table_id, sorted(f.players)) for f in self.facts]
 
 
 async def settle() -> None:
@@ -52,23 +54,53 @@ async def settle() -> None:
 async def test_first_open_and_last_close_publish_in_order() -> None:
     out = Published()
     clock = iter(range(1000, 2000))
-    tracker = PresenceTracker(publish=out, instance="table-a", clock_ms=lambda: next(clock))
+    tracker = PresenceTracker(publish=out, instance="table-a", clock_ms=lambda: next(clock), run="r")
     tracker.opened("t1", "ann")
     tracker.opened("t1", "ann")  # a second stream: no news
     tracker.opened("t2", "ann")  # another table: its own connection
+    tracker.opened("t1", "bob")
     tracker.closed("t1", "ann")  # one of two closes: still connected
     assert tracker.streams("t1", "ann") == 1
     tracker.closed("t1", "ann")
     tracker.closed("t1", "ann")  # a stray close publishes nothing
+    tracker.closed("t9", "ann")  # nor one at a table never watched
+    tracker.closed("t1", "bob")
     await tracker.close()
-    assert out.seen() == [("t1", "ann", True), ("t2", "ann", True), ("t1", "ann", False)]
-    assert [f.seq for f in out.facts] == [1, 2, 3]
-    assert [f.at_ms for f in out.facts] == [1000, 1001, 1002]
-    assert {f.instance for f in out.facts} == {"table-a"}
+    assert out.seen() == [
+        ("t1", ["ann"]),
+        ("t2", ["ann"]),
+        ("t1", ["ann", "bob"]),
+        ("t1", ["bob"]),
+        ("t1", []),
+    ]
+    assert [f.seq for f in out.facts] == [1, 2, 3, 4, 5]
+    assert [f.at_ms for f in out.facts] == [1000, 1001, 1002, 1003, 1004]
+    assert {f.source for f in out.facts} == {("table-a", "r")}
     assert tracker.streams("t1", "ann") == 0
+    assert tracker.connected("t1") == frozenset()
+    assert tracker.connected("t2") == {"ann"}
 
 
-async def test_a_failing_publish_loses_that_fact_only() -> None:
+async def test_heartbeats_repeat_each_table_with_someone_connected() -> None:
+    out = Published()
+    tracker = PresenceTracker(publish=out, instance="i", clock_ms=lambda: 5, heartbeat=0.01)
+    tracker.opened("t1", "ann")
+    tracker.opened("t2", "bob")
+    tracker.closed("t2", "bob")
+    facts = await out.wait_for(9)
+    # After the three edges, only t1 (ann) is repeated, with a growing seq.
+    assert out.seen()[:3] == [("t1", ["ann"]), ("t2", ["bob"]), ("t2", [])]
+    assert all(seen == ("t1", ["ann"]) for seen in out.seen()[3:])
+    seqs = [f.seq for f in facts]
+    assert seqs == list(range(1, len(seqs) + 1))
+    await tracker.close()
+    count = len(out.facts)
+    await asyncio.sleep(0.05)
+    assert len(out.facts) == count  # stopped: no more heartbeats
+    assert tracker.run != PresenceTracker(publish=None, instance="i", clock_ms=lambda: 0).run
+
+
+async def test_a_failing_publish_loses_that_report_only() -> None:
     out = Published()
     calls = 0
 
@@ -83,25 +115,39 @@ async def test_a_failing_publish_loses_that_fact_only() -> None:
     tracker.opened("t1", "ann")
     tracker.closed("t1", "ann")
     await tracker.close()
-    assert out.seen() == [("t1", "ann", False)]
+    assert out.seen() == [("t1", [])]
 
 
-def test_fact_wire_format_round_trips_and_rejects_junk() -> None:
-    fact = PresenceFact(table_id="t-9", player="ann", connected=False, at_ms=17, instance="x", seq=3)
-    data = fact.encode()
-    assert json.loads(data) == {"player": "ann", "connected": False, "at_ms": 17, "instance": "x", "seq": 3}
-    assert PresenceFact.decode(subject("t-9"), data) == fact
+def test_report_wire_format_round_trips_and_rejects_junk() -> None:
+    report = PresenceReport(
+        table_id="t-9", instance="x", run="r", seq=3, at_ms=17, players=frozenset({"bob", "ann"})
+    )
+    data = report.encode()
+    assert json.loads(data) == {"instance": "x", "run": "r", "seq": 3, "at_ms": 17, "players": ["ann", "bob"]}
+    assert PresenceReport.decode(subject("t-9"), data) == report
+    good = {"instance": "x", "run": "r", "seq": 1, "at_ms": 1, "players": []}
+    assert PresenceReport.decode(subject("t1"), json.dumps(good).encode()).players == frozenset()
     for subj, body in [
         ("poker.table.t1", data),
         ("poker.presence.", data),
         (subject("t1"), b"[1]"),
-        (subject("t1"), b'{"player": "ann", "connected": "no", "at_ms": 1}'),
-        (subject("t1"), b'{"player": "", "connected": true, "at_ms": 1}'),
-        (subject("t1"), b'{"player": "ann", "connected": true, "at_ms": 1.5}'),
         (subject("t1"), b"not json"),
+        *(
+            (subject("t1"), json.dumps({**good, key: value}).encode())
+            for key, value in [
+                ("instance", ""),
+                ("run", 7),
+                ("seq", 1.5),
+                ("seq", True),
+                ("at_ms", "1"),
+                ("players", "ann"),
+                ("players", [""]),
+                ("players", [3]),
+            ]
+        ),
     ]:
-        with pytest.raises(BadPresenceFact):
-            PresenceFact.decode(subj, body)
+        with pytest.raises(BadPresenceReport):
+            PresenceReport.decode(subj, body)
 
 
 class Served:
@@ -118,7 +164,8 @@ async def served() -> AsyncIterator[Served]:
         ownership=StaticOwnership(),
         wallet=FakeWallet(cash={"ann": 1000, "bob": 1000}),
     )
-    tracker = PresenceTracker(publish=out, instance="table-test", clock_ms=lambda: 42)
+    # No heartbeat: the test reads the edges alone.
+    tracker = PresenceTracker(publish=out, instance="table-test", clock_ms=lambda: 42, heartbeat=0)
     config = ShellConfig.from_env("table", {"POKER_TABLE_PORT": "0"})
     server = await start_server(config, [spec(TableServicer(app, presence=tracker))])
     chan = channel(server.address)
@@ -145,7 +192,7 @@ async def test_watch_streams_are_the_players_connection(served: Served) -> None:
     await first_view(spectator)
     one = stub.WatchTable(pb.WatchTableRequest(name="tables/t1", viewer_player_id="ann"))
     await first_view(one)
-    assert out.seen() == [("t1", "ann", True)]
+    assert out.seen() == [("t1", ["ann"])]
     two = stub.WatchTable(pb.WatchTableRequest(name="tables/t1", viewer_player_id="ann"))
     await first_view(two)
     one.cancel()
@@ -160,6 +207,7 @@ async def test_watch_streams_are_the_players_connection(served: Served) -> None:
             pass
     assert ended.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     facts = await out.wait_for(2)
-    assert out.seen() == [("t1", "ann", True), ("t1", "ann", False)]
+    assert out.seen() == [("t1", ["ann"]), ("t1", [])]
     assert facts[1].at_ms == 42
     assert facts[1].instance == "table-test"
+    assert facts[0].run == facts[1].run
