@@ -31,6 +31,7 @@ from pathlib import Path
 
 import grpc
 
+from shell import childproc
 from shell.client import health_status
 from shell.config import DEFAULT_PORTS
 from shell.natsproc import NatsServer
@@ -139,7 +140,8 @@ class LocalSystem:
         log_path = self.data_dir / "logs" / f"{name}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with log_path.open("ab") as log:
-            process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+            # childproc: killed with this process if it dies without stopping them (SIGKILL).
+            process = childproc.popen(
                 [sys.executable, "-m", f"services.{name}"],
                 env=self._env(name, port),
                 stdin=subprocess.DEVNULL,

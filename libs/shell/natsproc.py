@@ -7,7 +7,8 @@ Ports: with ``port=0`` the server picks free ports itself (``-p -1 -m -1``) and 
 ports file (``--ports_file_dir``), which we read back: no race between choosing a port and
 binding it. Readiness: the monitoring endpoint ``/healthz?js-enabled-only=true`` answers 200 once
 the server accepts clients with JetStream on. Stop: SIGTERM (the server flushes JetStream and
-exits), SIGKILL after a timeout; the process is always reaped.
+exits), SIGKILL after a timeout; the process is always reaped. If this process dies without
+stopping it (killed with SIGKILL), the kernel kills the server too (``shell.childproc``).
 
 Usage::
 
@@ -30,6 +31,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from types import TracebackType
+
+from shell import childproc
 
 READY_TIMEOUT = 20.0
 STOP_TIMEOUT = 10.0
@@ -124,7 +127,7 @@ class NatsServer:
                 "--cluster", f"nats://{self.host}:{self.cluster_port}",
                 "--routes", ",".join(self.routes),
             ]  # fmt: skip
-        self._process = subprocess.Popen(  # noqa: S603 - fixed binary, arguments we built
+        self._process = childproc.popen(
             args,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
