@@ -28,7 +28,7 @@ from eventstore.envelope import AppendResult, Draft, Envelope, RecordedEvent, Sn
 from eventstore.jetstream import JetStreamEventStore
 from eventstore.memory import InMemoryEventStore
 from eventstore.subjects import table_subject
-from services.table import snapshot
+from services.table import payload, snapshot
 from services.table.model import LogEvent, TableModel
 
 ENGINE_VERSION = "openpoker-engine/0.1"
@@ -143,13 +143,8 @@ class JetStreamTableEvents(JetStreamEventStore):
         return [t for t, _ in sorted(self._created.items(), key=lambda kv: kv[1])]
 
 
-# One compact encoder for every event: ``json.dumps`` with ``separators`` builds a new encoder
-# per call (same output: ``ensure_ascii``, key order as given).
-_COMPACT = json.JSONEncoder(separators=(",", ":"))
-
-
 def to_recorded(event: LogEvent) -> RecordedEvent:
-    return RecordedEvent(type=type(event).__name__, payload=_COMPACT.encode(codec.encode(event)).encode())
+    return RecordedEvent(type=type(event).__name__, payload=payload.encode(event))
 
 
 def from_recorded(event: RecordedEvent) -> LogEvent:

@@ -1,0 +1,46 @@
+"""Event payloads: the table service's per-class encoder writes exactly ``engine.codec``'s JSON."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from engine import codec
+from engine.hand_events import SeatAmount
+from pokerctl.cmd_sim import play_session
+from services.table import payload
+from services.table.events import HandVoided, OwnerChanged
+
+
+def _codec_json(event: object) -> bytes:
+    return json.dumps(codec.encode(event), separators=(",", ":")).encode()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_event_of_played_sessions_encodes_as_the_codec_does(seed: int) -> None:
+    session = play_session(seed, 12)  # random rules per seed: games, structures, antes, rake
+    assert len({type(e) for e in session.events}) > 5
+    for event in session.events:
+        assert payload.encode(event) == _codec_json(event)
+        assert codec.decode(json.loads(payload.encode(event))) == event
+
+
+def test_service_events_encode_as_the_codec_does() -> None:
+    voided = HandVoided(hand_id="h1", reason="rng away", returned=(SeatAmount(seat=0, amount=5),))
+    for event in (OwnerChanged(epoch=3, owner="table-1"), voided):
+        assert payload.encode(event) == _codec_json(event)
+
+
+def test_values_the_codec_refuses_raise_its_error() -> None:
+    @dataclass(frozen=True)
+    class Stranger:
+        x: int
+
+    with pytest.raises(codec.CodecError):
+        payload.encode(Stranger(x=1))
+    with pytest.raises(codec.CodecError):
+        payload.encode(OwnerChanged(epoch=1, owner=Stranger(x=1)))  # type: ignore[arg-type]
+    with pytest.raises(codec.CodecError):
+        payload.encode(7)
