@@ -140,6 +140,13 @@ class TableDriver:
                 self.last_error = str(exc)
                 log.warning("dealer.call_failed", error=str(exc), retryable=exc.retryable)
                 delay = self._backoff()
+            except HandUnreservable as exc:
+                # Money the wallet cannot account for: an operator's case. Say so loudly and keep
+                # asking at the slowest pace (never in a tight loop).
+                self.failures += 1
+                self.last_error = str(exc)
+                log.error("dealer.hand_unreservable", hand_id=exc.hand_id, reason=exc.reason)
+                delay = self.app.settings.max_retry_delay
             except Exception as exc:  # a bug must not stop the other tables: log, back off
                 self.failures += 1
                 self.last_error = repr(exc)
@@ -211,6 +218,11 @@ class TableDriver:
             except CallFailed as exc:
                 if exc.retryable:
                     raise
+                if h.ended is not None:
+                    # The table has finished the hand: it can no longer be voided, and it cannot
+                    # be settled without its reservation. (The wallet pays a leaver out only
+                    # after the hand they were dealt into is closed, so this is not a race.)
+                    raise HandUnreservable(hand_id=h.hand_id, reason=exc.reason) from exc
                 await self.void(h, reason=f"stacks could not be reserved: {exc.reason}")
                 return None
             self.reserved.add(h.hand_id)
@@ -595,6 +607,15 @@ class DealerApp:
             table_version=d.track.version,
         )
         return info, released
+
+
+class HandUnreservable(Exception):
+    """A hand the table finished whose stacks the wallet refuses to reserve."""
+
+    def __init__(self, *, hand_id: str, reason: str) -> None:
+        super().__init__(f"hand {hand_id} ended at the table; the wallet refuses its reservation: {reason}")
+        self.hand_id = hand_id
+        self.reason = reason
 
 
 class UnknownHand(Exception):

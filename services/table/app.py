@@ -74,7 +74,7 @@ from services.table.errors import (
     TooManyConflicts,
 )
 from services.table.events import HandVoided, OwnerChanged
-from services.table.model import ActionEntry, HandRecord, LogEvent, Outcome, TableModel, actions
+from services.table.model import ActionEntry, HandRecord, Left, LogEvent, Outcome, TableModel, actions
 from services.table.ownership import Ownership, PartitionHeld
 from services.table.store import RULES_VERSION_SUFFIX, TableStore, decode_events, fold_envelope
 from services.table.wallet import Wallet
@@ -202,8 +202,7 @@ class TableApp:
                 self._epochs[table_id] = epoch
                 for version, left in model.left_log:  # idempotent: see TableModel.left_log
                     if left.chips > 0:
-                        gone = PlayerLeft(seat=left.seat, player=left.player, chips=left.chips)
-                        self._spawn(self._cash_out_retrying(table_id, version, gone))
+                        self._spawn(self._cash_out_retrying(table_id, version, left))
                 return model, epoch
         raise TooManyConflicts(table_id=table_id, attempts=self._max_attempts)
 
@@ -295,10 +294,11 @@ class TableApp:
         if state.hand is None and (voided or (ended and state.hands_played % self._snapshot_every == 0)):
             self._spawn(self._save_snapshot(self.store.snapshot_of(model)))
         # Players who left as a follow-on of someone else's command (a leave requested during
-        # the hand) are cashed out here; LeaveTable's own leaves are cashed out by ``leave``.
-        for e in events:
-            if isinstance(e, PlayerLeft) and e.chips > 0:
-                self._spawn(self._cash_out_retrying(model.table_id, outcome.version, e))
+        # the hand), and what players who left a hand had committed to it when it is voided, are
+        # cashed out here; LeaveTable's own leaves are tried at once by ``leave`` as well.
+        for gone in outcome.left:
+            if gone.chips > 0:
+                self._spawn(self._cash_out_retrying(model.table_id, outcome.version, gone))
 
     async def _save_snapshot(self, snap: Snapshot) -> None:
         try:
@@ -330,17 +330,33 @@ class TableApp:
     def cash_out_id(table_id: str, version: int, seat: int) -> str:
         return f"{table_id}:{version}:left:{seat}"
 
-    async def _cash_out(self, table_id: str, version: int, left: PlayerLeft) -> None:
+    async def _cash_out(self, table_id: str, version: int, left: Left) -> None:
         await self.wallet.cash_out(
             request_id=self.cash_out_id(table_id, version, left.seat),
             table_id=table_id,
             player=left.player,
             amount=left.chips,
+            after_hand=self._after_hand(table_id, left),
         )
 
-    async def _cash_out_retrying(self, table_id: str, version: int, left: PlayerLeft) -> None:
-        # The wallet refuses while the player's chips are still reserved for a hand the dealer
-        # has not settled yet; the id is deterministic, so retrying is safe.
+    def _after_hand(self, table_id: str, left: Left) -> int:
+        """The hand the wallet must have closed before paying ``left`` out. A hand voided here
+        may never have been reserved in the wallet (that can be why it was voided), so its number
+        would hold the chips forever: the wallet's own rule (no cash-out while the stack is
+        reserved) is then enough."""
+        model = self._tables.get(table_id)
+        n = left.after_hand
+        voided = (
+            n
+            and model is not None
+            and n <= len(model.hand_order)
+            and model.hands[model.hand_order[n - 1]].voided
+        )
+        return 0 if voided else n
+
+    async def _cash_out_retrying(self, table_id: str, version: int, left: Left) -> None:
+        # The wallet refuses until the hand the chips come out of is settled or voided there
+        # (HAND_NOT_CLOSED, PLAYER_IN_HAND); the id is deterministic, so retrying is safe.
         for delay in (0.0, *CASH_OUT_RETRY_SECONDS):
             await asyncio.sleep(delay)
             try:
@@ -515,13 +531,12 @@ class TableApp:
         mine = [x for x in done.outcome.left if x.player == player]
         pending = done.outcome.pending_leave and not mine
         chips = 0
-        for x in mine:
-            left = PlayerLeft(seat=x.seat, player=x.player, chips=x.chips)
-            if x.chips == 0:
+        for left in mine:
+            if left.chips == 0:
                 continue
             try:
                 await self._cash_out(table_id, done.outcome.version, left)
-                chips += x.chips
+                chips += left.chips
             except Exception:
                 # Chips still reserved for an unsettled hand, or the wallet is away: retried in
                 # the background with the same id (already scheduled by _after_append for a

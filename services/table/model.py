@@ -51,9 +51,15 @@ LEFT_KEPT = 100  # recent PlayerLeft facts re-cashed-out by a new owner
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Left:
+    """Chips to cash out for a player who left: their stack, or (``HandVoided``) what they had
+    committed to the voided hand before leaving it."""
+
     seat: int
     player: str
     chips: int
+    # The hand (number) these chips come out of, 0 for none: the wallet pays them out only once
+    # it has settled or voided that hand (``CashOut.after_hand``), never before its reservation.
+    after_hand: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -141,7 +147,9 @@ class TableModel:
                     if epoch >= self.epoch:
                         self.epoch, self.owner = epoch, owner
                 case HandVoided():
-                    self._void(event, version, sequence)
+                    for gone in self._void(event, version, sequence):
+                        left.append(gone)
+                        self.left_log.append((version, gone))
                 case TableOpened():
                     self.state = table.fold([event])
                     self.created_at = recorded_at
@@ -165,7 +173,12 @@ class TableModel:
                     if isinstance(event, PlayerSeated):
                         seated = event.seat
                     elif isinstance(event, PlayerLeft):
-                        gone = Left(seat=event.seat, player=event.player, chips=event.chips)
+                        gone = Left(
+                            seat=event.seat,
+                            player=event.player,
+                            chips=event.chips,
+                            after_hand=self._dealt_in_last_hand(event.seat),
+                        )
                         left.append(gone)
                         self.left_log.append((version, gone))
                     elif isinstance(event, LeaveRequested):
@@ -186,10 +199,29 @@ class TableModel:
         while len(self.recent) > RECENT_HANDS:
             self.recent.popitem(last=False)
 
-    def _void(self, event: HandVoided, version: int, sequence: int) -> None:
+    def _dealt_in_last_hand(self, seat: int) -> int:
+        """The number of the hand in flight (or last played) if ``seat`` was dealt into it, else
+        0. Hands before it are settled or voided in the wallet: the dealer starts a hand only
+        after closing the one before."""
+        s = self.state
+        if s is None or s.plan is None or not self.hand_order or seat not in s.plan.dealt:
+            return 0
+        return self.hands[self.hand_order[-1]].number
+
+    def _void(self, event: HandVoided, version: int, sequence: int) -> list[Left]:
+        """Fold ``HandVoided``; returns what players who already left the hand had committed
+        to it (they took only what was left in front of them; the void gives the rest back)."""
         s = self.state
         assert s is not None, "HandVoided before TableOpened"
         assert s.hand is not None, "HandVoided outside a hand"
+        hs = s.hand
+        number = self.hands[event.hand_id].number
+        refunds: list[Left] = []
+        for e in self.hand_log:
+            if isinstance(e, PlayerLeft) and e.seat in hs.index_of and e.seat not in s.seats:
+                committed = hs.start_stacks[hs.index_of[e.seat]] - e.chips
+                if committed > 0:
+                    refunds.append(Left(seat=e.seat, player=e.player, chips=committed, after_hand=number))
         for entry in event.returned:
             occ = s.seats.get(entry.seat)
             if occ is not None:
@@ -200,11 +232,28 @@ class TableModel:
         self.hand_log.append(event)
         self.hands[event.hand_id].voided = True
         self._finish(version, sequence)
+        return refunds
 
 
 def hand_events(log: Sequence[LogEvent]) -> list[HandEvent]:
     """The hand engine's events of a hand log (its table facts left out)."""
     return [e for e in log if isinstance(e, table._HAND_EVENT_TYPES)]
+
+
+# The events ``actions`` reads; every other event is skipped with one check (this runs for
+# every view of a live hand).
+_ACTION_EVENTS = (
+    DecisionTimedOut,
+    ForcedBetPosted,
+    BoardDealt,
+    Folded,
+    Checked,
+    Called,
+    BetPlaced,
+    AllInProtected,
+    CardsShown,
+    CardsMucked,
+)
 
 
 def actions(log: Sequence[LogEvent]) -> list[ActionEntry]:
@@ -214,6 +263,8 @@ def actions(log: Sequence[LogEvent]) -> list[ActionEntry]:
     street_bet = 0  # highest bet of the street so far (bet vs raise)
     automatic = False
     for event in log:
+        if not isinstance(event, _ACTION_EVENTS):
+            continue
         match event:
             case DecisionTimedOut():
                 automatic = True

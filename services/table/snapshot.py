@@ -21,7 +21,7 @@ from collections import OrderedDict
 from engine import codec, table
 from services.table.model import HandRecord, Left, Outcome, TableModel
 
-FORMAT = 1
+FORMAT = 2  # 2: a left player's chips carry the hand they come out of (after_hand)
 SNAPSHOT_REQUESTS = 1_000  # request ids kept in a snapshot (retries come within seconds)
 
 
@@ -47,7 +47,7 @@ def encode(model: TableModel) -> bytes:
                 rid,
                 o.version,
                 o.seated,
-                [[x.seat, x.player, x.chips] for x in o.left],
+                [[x.seat, x.player, x.chips, x.after_hand] for x in o.left],
                 o.pending_leave,
                 o.hand_id,
             ]
@@ -66,7 +66,7 @@ def encode(model: TableModel) -> bytes:
             for h in (model.hands[i] for i in model.hand_order)
         ],
         "hand_log": [codec.encode(e) for e in model.hand_log],
-        "left_log": [[v, x.seat, x.player, x.chips] for v, x in model.left_log],
+        "left_log": [[v, x.seat, x.player, x.chips, x.after_hand] for v, x in model.left_log],
         "state": table.to_snapshot(s),
     }
     return json.dumps(doc, separators=(",", ":")).encode()
@@ -93,7 +93,7 @@ def decode(data: bytes) -> TableModel:
             Outcome(
                 version=v,
                 seated=seated,
-                left=tuple(Left(seat=a, player=b, chips=c) for a, b, c in left),
+                left=tuple(Left(seat=a, player=b, chips=c, after_hand=n) for a, b, c, n in left),
                 pending_leave=pending,
                 hand_id=hand_id,
             ),
@@ -112,5 +112,7 @@ def decode(data: bytes) -> TableModel:
         )
         model.hand_order.append(hand_id)
     model.hand_log = [codec.decode(e) for e in doc["hand_log"]]
-    model.left_log.extend((v, Left(seat=a, player=b, chips=c)) for v, a, b, c in doc["left_log"])
+    model.left_log.extend(
+        (v, Left(seat=a, player=b, chips=c, after_hand=n)) for v, a, b, c, n in doc["left_log"]
+    )
     return model

@@ -36,7 +36,12 @@ class Wallet(Protocol):
         request id had been seen before (nothing moved this time)."""
         ...
 
-    async def cash_out(self, *, request_id: str, table_id: str, player: str, amount: int) -> None: ...
+    async def cash_out(
+        self, *, request_id: str, table_id: str, player: str, amount: int, after_hand: int = 0
+    ) -> None:
+        """Move ``amount`` back to the player's cash once the wallet has settled or voided hand
+        ``after_hand`` of the table (0: no hand to wait for)."""
+        ...
 
 
 class GrpcWallet:
@@ -60,8 +65,12 @@ class GrpcWallet:
             wpb.BuyInRequest(request_id=request_id, table_id=table_id, player=player, amount=amount),
         )
 
-    async def cash_out(self, *, request_id: str, table_id: str, player: str, amount: int) -> None:
+    async def cash_out(
+        self, *, request_id: str, table_id: str, player: str, amount: int, after_hand: int = 0
+    ) -> None:
         await self._call(
             self._stub.CashOut,
-            wpb.CashOutRequest(request_id=request_id, table_id=table_id, player=player, amount=amount),
+            wpb.CashOutRequest(
+                request_id=request_id, table_id=table_id, player=player, amount=amount, after_hand=after_hand
+            ),
         )

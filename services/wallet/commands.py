@@ -47,12 +47,14 @@ class BuyIn:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CashOut:
-    """Escrow back to cash; ``amount=None`` takes everything at the table."""
+    """Escrow back to cash; ``amount=None`` takes everything at the table. ``after_hand`` (> 0):
+    the table's hand the amount comes out of; refused until that hand is settled or voided."""
 
     request_id: str
     table_id: str
     player: str
     amount: int | None = None
+    after_hand: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

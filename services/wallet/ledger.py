@@ -44,11 +44,12 @@ from services.wallet.events import (
     LedgerOpened,
     TransfersCommitted,
 )
-from services.wallet.hands import HandRecord, hand_key, open_ops, settle_ops, void_ops
+from services.wallet.hands import HandRecord, check_hand_no, hand_key, open_ops, settle_ops, void_ops
 from services.wallet.ledger_errors import (
     HandAlreadyOpen,
     HandAlreadySettled,
     HandAlreadyVoided,
+    HandNotClosed,
     InvalidIdentifier,
     LedgerError,
     PlayerInHand,
@@ -149,6 +150,14 @@ def decide(state: LedgerState, command: Command) -> Decision:
             check_request_id(command.request_id)
             seat = accounts.escrow(command.table_id, command.player)
             tid = f"cash_out/{command.request_id}"
+            if command.after_hand and tid not in state.transfers:
+                # The table's stack already reflects that hand; the escrow does only once the
+                # hand is settled or voided here (it may not even be reserved yet).
+                hand = state.hands.get(hand_key(command.table_id, check_hand_no(command.after_hand)))
+                if hand is None or hand.status is HandStatus.OPEN:
+                    raise HandNotClosed(
+                        table_id=command.table_id, hand_no=command.after_hand, player=command.player
+                    )
             amount = command.amount
             if amount is None:
                 # "Everything": on a retry, what was taken the first time.

@@ -241,6 +241,25 @@ class PlayerInHand(LedgerError):
         self.player = player
 
 
+class HandNotClosed(LedgerError):
+    """A cash-out that reflects a hand's outcome waits until the wallet has settled or voided
+    that hand: until then the chips may still be owed to the pot (or not reserved yet)."""
+
+    reason = "HAND_NOT_CLOSED"
+    kind = "precondition"
+
+    def __init__(self, *, table_id: str, hand_no: int, player: str) -> None:
+        super().__init__(
+            f"{player} cashes out after hand {hand_no} at {table_id}, which is not settled or voided yet",
+            table_id=table_id,
+            hand_no=hand_no,
+            player=player,
+        )
+        self.table_id = table_id
+        self.hand_no = hand_no
+        self.player = player
+
+
 class SettlementMismatch(LedgerError):
     """A settlement that does not add up: the wallet refuses it and moves nothing."""
 

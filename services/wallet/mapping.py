@@ -113,7 +113,11 @@ def buy_in(m: pb.BuyInRequest) -> BuyIn:
 
 def cash_out(m: pb.CashOutRequest) -> CashOut:
     return CashOut(
-        request_id=m.request_id, table_id=m.table_id, player=m.player, amount=m.amount if m.amount else None
+        request_id=m.request_id,
+        table_id=m.table_id,
+        player=m.player,
+        amount=m.amount if m.amount else None,
+        after_hand=m.after_hand,
     )
 
 

@@ -8,13 +8,13 @@ import contextlib
 
 import pytest
 
-from engine.hand_events import HandStarted
+from engine.hand_events import ActionKind, HandStarted
 from engine.rules import RakeRules, Stakes
 from services.dealer import ids
 from services.dealer.app import HandFinished, UnknownHand
 from services.dealer.tracker import HAND_VOIDED
 from shuffle import ShuffleRecord, dealt_from_top, verify_record
-from tests.services.dealer.fakes import failed, log_events, table_stacks
+from tests.services.dealer.fakes import failed, log_events, seat_to_act, table_stacks
 from tests.services.dealer.rig import SLOW, Rig, calling_station, rules, until
 
 T = "t1"
@@ -155,6 +155,38 @@ async def test_a_hand_whose_stacks_cannot_be_reserved_is_voided_and_dealing_goes
     assert {s.player: s.stack for s in hands[1].seats} == {"ann": 100, "bob": 100}  # nothing lost
     assert rig.app.hands_voided == 1
     assert_conserved(rig)
+    await rig.app.stop()
+
+
+async def test_a_finished_hand_the_wallet_will_not_reserve_is_reported_not_spun_on() -> None:
+    # The table finished hand 1 while the wallet was away; then the wallet refuses the
+    # reservation. The hand can no longer be voided at the table: the dealer must neither void
+    # it "again" nor retry in a tight loop (this once spun forever and stalled the table).
+    rig = Rig()
+    original_open = rig.wallet.open_hand
+
+    async def unavailable(**kwargs: object) -> bool:
+        raise failed("wallet", "OpenHand", "", code="UNAVAILABLE")
+
+    rig.wallet.open_hand = unavailable  # type: ignore[method-assign]
+    rig.app.go_live()
+    rig.table.open(T, rules(time=SLOW))
+    rig.seat(T, {0: "ann", 1: "bob"})
+    await until(lambda: len(started_hands(rig)) == 1, what="hand 1 started")
+    seat = seat_to_act(rig.table, T)
+    assert seat is not None
+    rig.table.act(T, seat, ActionKind.FOLD)
+    assert rig.table.hand_ended(T, ids.hand_id(T, 1))
+    rig.wallet.refuse_open = {1}
+    rig.wallet.open_hand = original_open  # type: ignore[method-assign]
+    driver = rig.app.drivers[T]
+    await until(lambda: "refuses its reservation" in driver.last_error, what="the refusal reported")
+    calls = len(rig.wallet.calls)
+    await asyncio.sleep(0.3)
+    # At the slowest retry pace (0.05 s here): a handful of asks, not thousands.
+    assert len(rig.wallet.calls) - calls <= 12
+    assert ("VoidHand", ids.request_id(T, 1, "void")) not in rig.table.calls
+    assert len(started_hands(rig)) == 1
     await rig.app.stop()
 
 

@@ -34,6 +34,7 @@ class FakeWallet:
     seen: dict[str, tuple[str, int]] = field(default_factory=dict)
     calls: list[tuple[str, str, str, int]] = field(default_factory=list)
     fail_cash_out: int = 0  # refuse this many cash-outs (wallet away)
+    after_hands: dict[str, int] = field(default_factory=dict)  # cash-out request id -> after_hand
 
     async def buy_in(self, *, request_id: str, table_id: str, player: str, amount: int) -> bool:
         self.calls.append(("buy_in", request_id, player, amount))
@@ -51,8 +52,11 @@ class FakeWallet:
         self.escrow[(table_id, player)] = self.escrow.get((table_id, player), 0) + amount
         return False
 
-    async def cash_out(self, *, request_id: str, table_id: str, player: str, amount: int) -> None:
+    async def cash_out(
+        self, *, request_id: str, table_id: str, player: str, amount: int, after_hand: int = 0
+    ) -> None:
         self.calls.append(("cash_out", request_id, player, amount))
+        self.after_hands[request_id] = after_hand
         if self.fail_cash_out > 0:
             self.fail_cash_out -= 1
             raise WalletRefused(

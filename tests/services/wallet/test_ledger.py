@@ -26,6 +26,7 @@ from services.wallet.ledger_errors import (
     HandAlreadyOpen,
     HandAlreadySettled,
     HandAlreadyVoided,
+    HandNotClosed,
     InsufficientFunds,
     InvalidAmount,
     InvalidIdentifier,
@@ -290,6 +291,37 @@ def test_table_stakes_no_cash_out_or_top_up_mid_hand() -> None:
     assert w.balance(accounts.cash("a")) == 1000 + 1360
     # "Everything" retried after the seat is empty answers the first result, not zero.
     assert w.run(CashOut(request_id="c", table_id="t1", player="a"))[1][0].amount == 1360
+
+
+def test_a_cash_out_after_a_hand_waits_until_that_hand_is_opened_and_settled() -> None:
+    # The table lets a player leave as soon as their hand is over for them, possibly before the
+    # dealer has reserved the hand: their escrow still holds the stack from before the hand,
+    # and paying out the table's stack then would leave the reservation short.
+    w = funded(a=2000, b=2000)
+    _table(w, a=1000, b=1000)
+    leave = CashOut(request_id="left-b", table_id="t1", player="b", amount=600, after_hand=1)
+    with pytest.raises(HandNotClosed) as info:
+        w.run(leave)  # hand 1 not even opened yet
+    assert (info.value.hand_no, info.value.reason) == (1, "HAND_NOT_CLOSED")
+    _open(w)
+    with pytest.raises(HandNotClosed):
+        w.run(leave)  # reserved, not settled
+    w.run(_settle(contributions=pa(a=400, b=400), payouts=pa(a=760), rake=40))
+    _, records = w.run(leave)
+    assert records[0].amount == 600
+    assert w.balance(accounts.escrow("t1", "b")) == 0
+    assert w.run(leave)[0].duplicate  # a retry answers the first result
+    assert audit(w.events())[0].ok
+
+
+def test_a_cash_out_after_a_voided_hand_goes_through() -> None:
+    w = funded(a=2000, b=2000)
+    _table(w, a=1000, b=1000)
+    _open(w)
+    w.run(VoidHand(request_id="v", table_id="t1", hand_no=1))
+    _, records = w.run(CashOut(request_id="left-a", table_id="t1", player="a", amount=1000, after_hand=1))
+    assert records[0].amount == 1000
+    assert w.balance(accounts.escrow("t1", "a")) == 0
 
 
 def test_open_hand_needs_the_stacks_at_the_table() -> None:

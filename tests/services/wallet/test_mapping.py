@@ -61,3 +61,10 @@ def test_page_sizes() -> None:
 def test_cash_out_zero_means_everything() -> None:
     assert mapping.cash_out(pb.CashOutRequest(request_id="r", table_id="t", player="p")).amount is None
     assert mapping.cash_out(pb.CashOutRequest(request_id="r", table_id="t", player="p", amount=5)).amount == 5
+
+
+def test_cash_out_carries_the_hand_it_waits_for() -> None:
+    assert mapping.cash_out(pb.CashOutRequest(request_id="r", table_id="t", player="p")).after_hand == 0
+    request = pb.CashOutRequest(request_id="r", table_id="t", player="p", amount=5, after_hand=9)
+    got = mapping.cash_out(request)
+    assert got.after_hand == 9

@@ -1,0 +1,119 @@
+"""Money of players who leave: the hand their chips come out of goes with the cash-out
+(``after_hand``), and a voided hand gives back what a player who already left had committed."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from poker.table.v1 import table_service_pb2 as pb
+from services.table.store import MemoryTableEvents
+from tests.services.table.helpers import (
+    DEALER,
+    FakeWallet,
+    Running,
+    act,
+    create,
+    join,
+    rid,
+    serve,
+    start_hand,
+    to_act,
+)
+
+
+@pytest.fixture
+def wallet() -> FakeWallet:
+    return FakeWallet(cash={"ann": 1000, "bob": 1000, "cat": 1000, "dan": 1000})
+
+
+@pytest.fixture
+async def svc(wallet: FakeWallet) -> AsyncIterator[Running]:
+    running = await serve(MemoryTableEvents(), wallet)
+    try:
+        yield running
+    finally:
+        await running.stop()
+
+
+async def leave(svc: Running, player: str) -> pb.LeaveTableResponse:
+    reply: pb.LeaveTableResponse = await svc.stub.LeaveTable(
+        pb.LeaveTableRequest(request_id=rid(), table="tables/t1", player_id=player)
+    )
+    return reply
+
+
+async def view_of(svc: Running) -> pb.Table:
+    table: pb.Table = (await svc.stub.GetTable(pb.GetTableRequest(name="tables/t1"))).table
+    return table
+
+
+def cash_outs(wallet: FakeWallet, player: str) -> list[tuple[str, int, int]]:
+    """(request id, amount, after_hand) of each cash-out asked for ``player`` (an id tried twice
+    counts once: the leave and the background retry share it)."""
+    seen = {
+        c[1]: (c[1], c[3], wallet.after_hands[c[1]])
+        for c in wallet.calls
+        if c[0] == "cash_out" and c[2] == player
+    }
+    return list(seen.values())
+
+
+async def test_a_player_dealt_in_cashes_out_after_that_hand_and_one_not_dealt_in_at_once(
+    svc: Running, wallet: FakeWallet
+) -> None:
+    await create(svc.stub)
+    await join(svc.stub, "ann", 1)
+    await join(svc.stub, "bob", 2)
+    await start_hand(svc.stub, "h1")
+    await join(svc.stub, "dan", 4)  # seated during hand 1, not dealt in
+    first = to_act(await view_of(svc))
+    ended = await act(svc.stub, first, pb.ACTION_TYPE_FOLD)
+    assert ended.table.hands_played == 1
+    gone = await leave(svc, first)  # between hands, before the dealer settled hand 1
+    gone_dan = await leave(svc, "dan")
+    await svc.app.drain()
+    assert [(a, n) for _, a, n in cash_outs(wallet, first)] == [(199, 1)]  # the small blind lost 1
+    assert [(a, n) for _, a, n in cash_outs(wallet, "dan")] == [(200, 0)]
+    assert (gone.cashed_out, gone_dan.cashed_out) == (199, 200)
+
+
+async def test_a_void_gives_a_player_who_already_left_what_they_had_committed(
+    svc: Running, wallet: FakeWallet
+) -> None:
+    await create(svc.stub)
+    for seat, player in enumerate(("ann", "bob", "cat"), start=1):
+        await join(svc.stub, player, seat)
+    await start_hand(svc.stub, "h1")
+    view = await view_of(svc)
+    # Pre-flop: everyone calls the big blind (2 each), the big blind checks; on the flop the
+    # first two check, the third bets and the next folds and leaves with 198 of their 200.
+    for action in (pb.ACTION_TYPE_CALL, pb.ACTION_TYPE_CALL, pb.ACTION_TYPE_CHECK):
+        view = (await act(svc.stub, to_act(view), action)).table
+    assert len(view.current_hand.board) == 3
+    view = (await act(svc.stub, to_act(view), pb.ACTION_TYPE_BET, 4)).table
+    folder = to_act(view)
+    view = (await act(svc.stub, folder, pb.ACTION_TYPE_FOLD)).table
+    gone = await leave(svc, folder)
+    assert gone.cashed_out == 198
+    assert view.current_hand.outcome == pb.HAND_OUTCOME_IN_PROGRESS
+    voided = await svc.stub.VoidHand(
+        pb.VoidHandRequest(request_id=rid(), name="tables/t1/hands/h1", reason="test"), metadata=DEALER
+    )
+    await svc.app.drain()
+    outs = cash_outs(wallet, folder)
+    # The stack left with at once (after hand 1), then the 2 committed, returned by the void:
+    # hand 1 is voided here, so that cash-out waits only for the wallet's own reservation rule.
+    assert [(a, n) for _, a, n in outs] == [(198, 1), (2, 0)]
+    assert outs[1][0].startswith(f"t1:{voided.version}:left:")
+    assert wallet.cash[folder] == 1000
+    assert wallet.escrow[("t1", folder)] == 0
+    # A new owner (the model folded again from the log) re-sends the recent cash-outs under the
+    # same ids: nothing is paid twice.
+    svc.app.forget("t1")
+    await svc.stub.GetTable(pb.GetTableRequest(name="tables/t1"))
+    await svc.app.drain()
+    assert len(cash_outs(wallet, folder)) == 2
+    assert sum(c[3] for c in wallet.calls if c[0] == "cash_out" and c[2] == folder) > 200  # re-sent
+    assert wallet.cash[folder] == 1000
