@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -22,9 +23,10 @@ _TAG = b"poker-envelope/v1"
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
-def _field(out: list[bytes], value: bytes) -> None:
-    out.append(len(value).to_bytes(4, "big"))
-    out.append(value)
+_LEN = struct.Struct(">I").pack
+_INT = struct.Struct(">4sQ").pack  # an unsigned 8-byte integer field with its length
+_SIGNED = struct.Struct(">4sq").pack
+_EIGHT = _LEN(8)
 
 
 def _micros(when: dt.datetime) -> int:
@@ -35,21 +37,37 @@ def _micros(when: dt.datetime) -> int:
 
 
 def canonical_bytes(envelope: Envelope | Draft, prev_hash: bytes) -> bytes:
-    out: list[bytes] = [_TAG]
-    _field(out, envelope.stream_id.encode())
-    _field(out, envelope.version.to_bytes(8, "big"))
-    _field(out, envelope.command_id.encode())
-    _field(out, prev_hash)
-    _field(out, envelope.owner_epoch.to_bytes(8, "big"))
-    _field(out, envelope.rules_version.encode())
-    _field(out, envelope.engine_version.encode())
-    _field(out, _micros(envelope.recorded_at).to_bytes(8, "big", signed=True))
-    _field(out, envelope.causation_id.encode())
-    _field(out, envelope.correlation_id.encode())
-    _field(out, len(envelope.events).to_bytes(4, "big"))
+    stream_id = envelope.stream_id.encode()
+    command_id = envelope.command_id.encode()
+    rules_version = envelope.rules_version.encode()
+    engine_version = envelope.engine_version.encode()
+    causation_id = envelope.causation_id.encode()
+    correlation_id = envelope.correlation_id.encode()
+    out: list[bytes] = [
+        _TAG,
+        _LEN(len(stream_id)),
+        stream_id,
+        _INT(_EIGHT, envelope.version),
+        _LEN(len(command_id)),
+        command_id,
+        _LEN(len(prev_hash)),
+        prev_hash,
+        _INT(_EIGHT, envelope.owner_epoch),
+        _LEN(len(rules_version)),
+        rules_version,
+        _LEN(len(engine_version)),
+        engine_version,
+        _SIGNED(_EIGHT, _micros(envelope.recorded_at)),
+        _LEN(len(causation_id)),
+        causation_id,
+        _LEN(len(correlation_id)),
+        correlation_id,
+        _LEN(4),
+        _LEN(len(envelope.events)),
+    ]
     for event in envelope.events:
-        _field(out, event.type.encode())
-        _field(out, event.payload)
+        kind = event.type.encode()
+        out += (_LEN(len(kind)), kind, _LEN(len(event.payload)), event.payload)
     return b"".join(out)
 
 

@@ -9,10 +9,18 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from eventstore.envelope import Envelope, RecordedEvent
 from poker.common.v1 import envelope_pb2
 
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def _stamp(when: dt.datetime) -> Timestamp:
+    """``Timestamp.FromDatetime`` without its pure-Python detour through ``utctimetuple`` (on
+    every append); a naive time is taken as UTC, as ``FromDatetime`` does."""
+    delta = (when if when.tzinfo is not None else when.replace(tzinfo=dt.UTC)) - _EPOCH
+    return Timestamp(seconds=delta.days * 86_400 + delta.seconds, nanos=delta.microseconds * 1000)
+
 
 def to_proto(env: Envelope) -> envelope_pb2.Envelope:
-    stamp = Timestamp()
-    stamp.FromDatetime(env.recorded_at)
+    stamp = _stamp(env.recorded_at)
     return envelope_pb2.Envelope(
         stream_id=env.stream_id,
         version=env.version,

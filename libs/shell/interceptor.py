@@ -30,20 +30,39 @@ _PASSTHROUGH = ("/grpc.health.v1.Health/", "/grpc.reflection.")
 _RESOURCE_FIELDS = ("name", "table", "parent")
 
 
+_ID_FIELDS = ("request_id", "table_id", "hand_id", *_RESOURCE_FIELDS)
+_fields_of: dict[type, tuple[str, ...]] = {}  # request type -> which of _ID_FIELDS it has
+
+
+def _id_fields(request: object) -> tuple[str, ...]:
+    """The identifier fields a request type has, once per type: asking a protobuf message for a
+    field it lacks raises inside ``getattr`` (microseconds on every RPC)."""
+    kind = type(request)
+    fields = _fields_of.get(kind)
+    if fields is None:
+        descriptor = getattr(kind, "DESCRIPTOR", None)
+        names = getattr(descriptor, "fields_by_name", None)
+        if names is None:  # not a protobuf message: look every field up each time
+            return _ID_FIELDS
+        fields = _fields_of[kind] = tuple(f for f in _ID_FIELDS if f in names)
+    return fields
+
+
 def request_ids(request: object, metadata: Iterable[tuple[str, str | bytes]] | None) -> dict[str, str]:
     """The identifiers to bind for one request (pure; tested directly)."""
     ids: dict[str, str] = {}
-    request_id = getattr(request, "request_id", "")
+    values = {f: getattr(request, f, "") for f in _id_fields(request)}
+    request_id = values.get("request_id", "")
     if not (isinstance(request_id, str) and request_id):
         request_id = next((str(v) for k, v in metadata or () if k == "x-request-id"), "")
     if request_id:
         ids["request_id"] = request_id
     for field in ("table_id", "hand_id"):
-        value = getattr(request, field, "")
+        value = values.get(field, "")
         if isinstance(value, str) and value:
             ids[field] = value
     for field in _RESOURCE_FIELDS:
-        value = getattr(request, field, "")
+        value = values.get(field, "")
         if isinstance(value, str) and value.startswith("tables/"):
             parts = value.split("/")
             if len(parts) >= 2 and parts[1]:
@@ -60,16 +79,27 @@ class ShellInterceptor(aio.ServerInterceptor):
     def __init__(self, *, domain: str) -> None:
         self._domain = domain
         self._log = get_logger()
+        # Method -> wrapped handler, built once: the registered handlers never change, and a
+        # new handler (and closure) per RPC is measurable on the hot path.
+        self._wrapped: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
 
     async def intercept_service(
         self,
         continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler[Any, Any] | None:
-        handler = await continuation(handler_call_details)
         method: str = handler_call_details.method
-        if handler is None or method.startswith(_PASSTHROUGH):
-            return handler
+        wrapped = self._wrapped.get(method)
+        if wrapped is not None:
+            return wrapped
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return None
+        wrapped = handler if method.startswith(_PASSTHROUGH) else self._wrap(method, handler)
+        self._wrapped[method] = wrapped
+        return wrapped
+
+    def _wrap(self, method: str, handler: grpc.RpcMethodHandler[Any, Any]) -> grpc.RpcMethodHandler[Any, Any]:
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
                 self._wrap_unary(method, handler.unary_unary),

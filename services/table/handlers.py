@@ -290,7 +290,12 @@ class TableServicer(pb_grpc.TableServiceServicer):
         if record is None or model.state is None:
             return pb.Hand()
         return mapping.hand_of(
-            model.table_id, record, model.hand_log, None, rules_holes=model.state.rules.hole_cards
+            model.table_id,
+            record,
+            model.hand_log,
+            None,
+            rules_holes=model.state.rules.hole_cards,
+            live=model.state.hand if live is not None else None,  # the cached state: no re-fold
         )
 
     async def StartHand(self, request: pb.StartHandRequest, context: Context) -> pb.StartHandResponse:

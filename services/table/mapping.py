@@ -25,7 +25,7 @@ from engine.seating import Debt, SeatView
 from poker.table.v1 import table_service_pb2 as pb
 from services.table.errors import BadRequest
 from services.table.events import HandVoided
-from services.table.model import ActionEntry, HandRecord, LogEvent, TableModel, actions
+from services.table.model import ActionEntry, HandRecord, LogEvent, TableModel, actions, hand_events
 
 ID_RE = re.compile(r"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$")
 HAND_ID_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._:-]{0,126}[A-Za-z0-9])?$")
@@ -127,11 +127,23 @@ def action_kind(action: pb.ActionType.ValueType) -> str:
     return str(kind)
 
 
+_parsed: dict[str, Card] = {}  # card code -> card (cards are immutable values): every StartHand
+
+
+def _card_of(code: str) -> Card:
+    card = _parsed.get(code)
+    if card is None:
+        card = parse_card(code)  # raises for a bad code, which is never remembered
+        if len(_parsed) < 1024:
+            _parsed[code] = card
+    return card
+
+
 def deck_of(sealed: bytes, size: int) -> tuple[Card, ...]:
     """rng's ``sealed_deck``: the deck's card codes concatenated in ASCII, top first."""
     try:
         text = sealed.decode("ascii")
-        cards = tuple(parse_card(text[i : i + 2]) for i in range(0, len(text), 2))
+        cards = tuple([_card_of(text[i : i + 2]) for i in range(0, len(text), 2)])
     except (UnicodeDecodeError, EngineError):
         raise BadRequest("INVALID_DECK", "sealed_deck is not a list of card codes") from None
     if len(cards) != size or len(set(cards)) != size:
@@ -217,9 +229,23 @@ def _config(rules: Rules) -> bytes:
     return config_of(rules).SerializeToString()
 
 
+# rules object -> (the object, its message): a table's state keeps one Rules object, so most
+# views find it by identity, without hashing the nested rules (the object is kept alive with the
+# entry, so its id is never reused while the entry stands).
+_by_identity: dict[int, tuple[Rules, pb.TableConfig]] = {}
+
+
 def config_cached(rules: Rules) -> pb.TableConfig:
-    """``config_of`` once per rules value (a table's rules never change)."""
-    return pb.TableConfig.FromString(_config(rules))
+    """``config_of`` once per rules value (a table's rules never change). The message is shared:
+    copy it (as a field assignment in a constructor does), never change it."""
+    hit = _by_identity.get(id(rules))
+    if hit is not None and hit[0] is rules:
+        return hit[1]
+    message = pb.TableConfig.FromString(_config(rules))
+    if len(_by_identity) >= 4096:
+        _by_identity.clear()
+    _by_identity[id(rules)] = (rules, message)
+    return message
 
 
 def config_of(rules: Rules) -> pb.TableConfig:
@@ -412,7 +438,6 @@ def hand_of(
     """A hand from its log, redacted for ``viewer`` (a player id; None = spectator) unless
     ``reveal_all`` (auditors and the dealer, finished hands only). Written into ``into`` (an
     empty message, e.g. a reply's field) when given, else into a new message."""
-    events = [e for e in log if isinstance(e, table._HAND_EVENT_TYPES)]
     out = pb.Hand() if into is None else into
     out.name = f"tables/{table_id}/hands/{record.hand_id}"
     out.hand_id = record.hand_id
@@ -420,15 +445,35 @@ def hand_of(
     out.first_version = record.first_version if record.finished else 0
     out.last_version = record.last_version
     out.SetInParent()  # present even when every field above is a default (as before)
-    if not events:
+    # One pass over the log for what the message needs besides the state (every reply).
+    hand_types = table.HAND_EVENT_TYPES
+    any_events = showdown = False
+    found_commitment: str | None = None  # of the first hand event that has one
+    shown: dict[int, str] = {}
+    awarded: list[PotAwarded] = []
+    rake: int | None = None
+    for e in log:
+        if not isinstance(e, hand_types):
+            continue
+        any_events = True
+        if isinstance(e, ShowdownStarted):
+            showdown = True
+        elif isinstance(e, CardsShown):
+            shown[e.seat] = e.description
+        elif isinstance(e, PotAwarded):
+            awarded.append(e)
+        elif isinstance(e, HandEnded):
+            rake = e.rake
+        if found_commitment is None and hasattr(e, "commitment"):
+            found_commitment = e.commitment
+    if not any_events:
         return out
     # The live hand's state is the cached table's (no re-fold on the hot path).
-    hs = live if live is not None else hand_engine.fold(events)
+    hs = live if live is not None else hand_engine.fold(hand_events(log))
     seat = next((s for i, s in enumerate(hs.seats) if hs.players[i] == viewer), None) if viewer else None
     # The caller's view of the live hand is reused when given (same state, same viewer).
     view = live_view if live_view is not None else hand_engine.view(hs, seat)
     over = view.over or record.voided
-    showdown = any(isinstance(e, ShowdownStarted) for e in events)
     if over:
         out.street = pb.STREET_ENDED
     elif hs.phase == hand_engine.SHOWDOWN or (showdown and hand_engine.to_act(hs) is None):
@@ -445,39 +490,38 @@ def hand_of(
         else pb.HAND_OUTCOME_WON_UNCONTESTED
     )
     out.button_seat = view.button + 1
-    out.board.extend(_cards(view.board))
+    out.board.extend([str(c) for c in view.board])
     if not over:
         out.pots.extend(
-            pb.Pot(amount=p.amount, eligible_seats=[s + 1 for s in p.eligible]) for p in view.pots
+            [pb.Pot(amount=p.amount, eligible_seats=[s + 1 for s in p.eligible]) for p in view.pots]
         )
         if view.to_act is not None:
             legal = _legal(hs, view.to_act)
             if legal is not None:
                 out.to_act.CopyFrom(legal)
-    out.actions.extend(action_record(a) for a in actions(log))
-    out.deck_commitment = commitment or next((e.commitment for e in events if hasattr(e, "commitment")), "")
-    shown = {e.seat: e.description for e in events if isinstance(e, CardsShown)}
-    for e in events:
-        if isinstance(e, PotAwarded):
-            out.pots.append(pb.Pot(amount=e.amount, eligible_seats=[s + 1 for s in e.eligible]))
-            for w in e.winners:
-                out.payouts.append(
-                    pb.Payout(
-                        seat=w.seat + 1,
-                        player_id=hs.players[hs.index_of[w.seat]],
-                        amount=w.amount,
-                        pot_index=e.index,
-                        hand_description=shown.get(w.seat, ""),
-                    )
+    out.actions.extend([action_record(a) for a in actions(log)])
+    out.deck_commitment = commitment or found_commitment or ""
+    for e in awarded:
+        out.pots.append(pb.Pot(amount=e.amount, eligible_seats=[s + 1 for s in e.eligible]))
+        for w in e.winners:
+            out.payouts.append(
+                pb.Payout(
+                    seat=w.seat + 1,
+                    player_id=hs.players[hs.index_of[w.seat]],
+                    amount=w.amount,
+                    pot_index=e.index,
+                    hand_description=shown.get(w.seat, ""),
                 )
-        elif isinstance(e, HandEnded):
-            out.rake = e.rake
+            )
+    if rake is not None:
+        out.rake = rake
+    seats = []
     for i, s in enumerate(hs.seats):
         p = view.players[i]
         cards = _cards(hs.hole[i]) if reveal_all else _hole(p, rules_holes)
         if reveal_all and p.folded:
             cards = _cards(hs.hole[i])
-        out.seats.append(
+        seats.append(
             pb.Seat(
                 seat=s + 1,
                 status=pb.SEAT_STATUS_FOLDED
@@ -493,6 +537,7 @@ def hand_of(
                 is_button=s == view.button,
             )
         )
+    out.seats.extend(seats)
     if record.voided:
         for item in log:
             if isinstance(item, HandVoided):

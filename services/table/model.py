@@ -324,7 +324,5 @@ def actions(log: Sequence[LogEvent]) -> list[ActionEntry]:
                         seat=seat, kind="muck", amount=0, street=None, automatic=automatic, all_in=False
                     )
                 )
-            case _:
-                continue
         automatic = False
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 from dataclasses import dataclass
 
 import nats
@@ -80,10 +81,25 @@ async def start(config: TableConfig, *, wallet: Wallet | None = None) -> TableSe
     return TableServer(server=server, nc=nc, app=app, wallet_channel=wallet_channel, presence=presence)
 
 
+# Young-generation collections every 10,000 allocations instead of 700: an action allocates a
+# few hundred containers, so the default collects about once per action and re-walks whatever
+# is still alive each time; at 10,000 a collection stays well under a millisecond (p99).
+GC_THRESHOLDS = (10_000, 20, 20)
+
+
+def tune_gc() -> None:
+    """After start-up: move everything loaded so far (modules, protobuf descriptors, the
+    engine) out of the collector's sight for good, and collect the young generation less often."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
 async def main(stop: asyncio.Event) -> int:
     config = TableConfig.from_env()
     configure_logging(config.shell)
     running = await start(config)
+    tune_gc()
     await stop.wait()
     await running.stop()
     return 0
