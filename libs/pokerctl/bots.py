@@ -6,8 +6,10 @@ follows the table through ``WatchTable`` as its own player (so it sees only what
 see). Whenever the view says it is the bot's turn it picks from the legal actions and sends
 ``Act`` with the hand id and the version it saw (a stale view is refused with ABORTED and simply
 waits for the next one). Between hands it now and then sits out and back in, tops up a short
-stack, or leaves and rejoins. Its choices come from a seeded ``random.Random``: reproducible
-games, not cryptography (the deck comes from the rng service).
+stack, or leaves and rejoins; while its table waits for players it keeps trying to come back
+(on every new version, and every ``IDLE_RETRY_SECONDS`` when nothing new arrives: a refusal such
+as the wallet still settling the hand it left is transient). Its choices come from a seeded
+``random.Random``: reproducible games, not cryptography (the deck comes from the rng service).
 
 Every ``Act`` round trip is timed (``BotStats.latencies_ms``); views are kept for the privacy
 checks when ``record_views`` is set.
@@ -16,6 +18,7 @@ checks when ``record_views`` is set.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
 import uuid
@@ -34,6 +37,9 @@ from shell.client import channel, rich_error
 
 CALLER = "pokerctl"
 DEADLINE = 5.0
+# A table waiting for players sends nothing new; a bot whose way back in was refused (the wallet
+# still settling the hand it left, ...) tries again this often instead of waiting for a change.
+IDLE_RETRY_SECONDS = 0.5
 
 GAMES: dict[str, int] = {
     "holdem": tpb.GAME_TEXAS_HOLDEM,
@@ -157,6 +163,8 @@ class Bot:
         self._sat_out_at = -1
         self._left = False
         self._config: tpb.TableConfig | None = None
+        self._last: tpb.Table | None = None  # the latest view of the table
+        self._business = asyncio.Lock()  # between-hands business, from the stream or the idle retry
 
     async def _call(self, method: Any, request: Any) -> Any:
         return await method(request, timeout=DEADLINE, metadata=self._meta)
@@ -195,14 +203,30 @@ class Bot:
         """Deposit, join, then play from the watch stream until cancelled."""
         await self.deposit()
         await self.join()
+        idle = asyncio.get_running_loop().create_task(self._retry_when_idle(), name=f"{self.player}:idle")
+        try:
+            while True:
+                try:
+                    await self._follow()
+                except grpc.RpcError as err:
+                    if err.code() == grpc.StatusCode.CANCELLED:
+                        raise asyncio.CancelledError from None
+                    self.stats.refuse(f"WATCH_{err.code().name}")
+                    await asyncio.sleep(0.2)  # the table service restarting: watch again
+        finally:
+            idle.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await idle
+
+    async def _retry_when_idle(self) -> None:
+        """While the table waits for players and nothing new arrives, try coming back again."""
         while True:
-            try:
-                await self._follow()
-            except grpc.RpcError as err:
-                if err.code() == grpc.StatusCode.CANCELLED:
-                    raise asyncio.CancelledError from None
-                self.stats.refuse(f"WATCH_{err.code().name}")
-                await asyncio.sleep(0.2)  # the table service restarting: watch again
+            await asyncio.sleep(IDLE_RETRY_SECONDS)
+            table = self._last
+            if table is None or table.status != tpb.TABLE_STATUS_WAITING:
+                continue
+            self._retried = -1  # the version has not moved: allow another try
+            await self._between_hands(table, self._my_seat(table))
 
     async def _follow(self) -> None:
         call = self._tables.WatchTable(
@@ -220,6 +244,7 @@ class Bot:
         return next((s for s in table.seats if s.player_id == self.player), None)
 
     async def _on_table(self, table: tpb.Table) -> None:
+        self._last = table
         seat = self._my_seat(table)
         hand = table.current_hand
         live = hand.hand_id != "" and hand.outcome == tpb.HAND_OUTCOME_IN_PROGRESS
@@ -275,8 +300,13 @@ class Bot:
         self.stats.actions += 1
 
     async def _between_hands(self, table: tpb.Table, seat: tpb.Seat | None) -> None:
+        async with self._business:
+            await self._between_hands_once(table, seat)
+
+    async def _between_hands_once(self, table: tpb.Table, seat: tpb.Seat | None) -> None:
         # Random business once per hand; but when the table is waiting for players (too many sat
-        # out or left), coming back is tried on every new version, or the table would stall.
+        # out or left), coming back is tried on every new version (and, with nothing new, every
+        # IDLE_RETRY_SECONDS), or the table would stall.
         stalled = table.status == tpb.TABLE_STATUS_WAITING
         fresh = self._between != table.hands_played
         if not fresh and not (stalled and self._retried != table.version):

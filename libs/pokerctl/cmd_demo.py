@@ -10,7 +10,8 @@ flight finish, stops the bots and checks chip conservation across the wallet and
     {"hands": ..., "tables": ..., "seconds": ..., "hands_per_s": ..., "actions": ...,
      "action_latency_ms": {"p50": ..., "p99": ...}, "chips_conserved": true, "data_dir": ...}
 
-Exit 0 only if every hand completed and chips were conserved.
+Exit 0 only if every hand completed and chips were conserved. A table that deals no hand for
+``--stall-seconds`` (default 60) stops the run with an error naming the table and its state.
 """
 
 from __future__ import annotations
@@ -40,6 +41,18 @@ from shell.client import channel
 GAME_CYCLE = ("holdem", "omaha", "sixplus")
 DEFAULT_BEHAVIOUR = Behaviour()
 STRUCTURE_CYCLE = ("nl", "pl", "fl")
+# A table that deals no hand for this long is stuck: bots' clocks are seconds, a hand takes a few.
+STALL_SECONDS = 60.0
+
+
+class TableStalled(RuntimeError):
+    """A table dealt no hand for ``seconds``; the message says how the table and dealer stand."""
+
+    def __init__(self, *, table_id: str, seconds: float, state: str) -> None:
+        super().__init__(f"table {table_id} dealt no hand for {seconds:.0f} s: {state}")
+        self.table_id = table_id
+        self.seconds = seconds
+        self.state = state
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -56,6 +69,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo.add_argument("--data-dir", type=Path, default=None, help="data folder to use and keep")
     demo.add_argument("--seed", type=int, default=1, help="bots' random seed")
     demo.add_argument("--timeout", type=float, default=600.0, help="give up after this many seconds")
+    demo.add_argument(
+        "--stall-seconds",
+        type=float,
+        default=STALL_SECONDS,
+        help=f"fail when a table deals no hand for this long (default {STALL_SECONDS:g})",
+    )
     demo.set_defaults(func=run)
 
 
@@ -92,6 +111,74 @@ async def hands_played(tables: Any, names: list[str]) -> int:
     return total
 
 
+def _enum(name: str) -> str:
+    """``SEAT_STATUS_SITTING_OUT`` -> ``sitting_out``."""
+    for prefix in ("SEAT_STATUS_", "HAND_STAGE_", "TABLE_STATUS_"):
+        name = name.removeprefix(prefix)
+    return name.lower()
+
+
+def describe(table: tpb.Table, active: list[dpb.ActiveHand]) -> str:
+    """One line on where a table stands: status, version, seats and the dealer's hand."""
+    seats = ", ".join(
+        f"{s.seat}:{s.player_id} {_enum(tpb.SeatStatus.Name(s.status))} {s.stack}"
+        + (" disconnected" if s.disconnected else "")
+        + (" owes" if s.owes_big_blind or s.owes_small_blind else "")
+        for s in table.seats
+        if s.player_id
+    )
+    dealer = "; ".join(
+        f"{h.hand_id} {_enum(dpb.HandStage.Name(h.stage))}"
+        + (f" seat {h.seat_to_act} to act" if h.HasField("action_deadline") else "")
+        for h in active
+        if h.table_id == table.table_id
+    )
+    status = _enum(tpb.TableStatus.Name(table.status))
+    return (
+        f"status {status}, version {table.version}, hands played {table.hands_played}, "
+        f"seats [{seats or 'none'}], dealer's hand in flight: {dealer or 'none'}"
+    )
+
+
+class StallWatch:
+    """Per table, when its count of hands last moved; ``check`` raises ``TableStalled``."""
+
+    def __init__(self, names: list[str], *, seconds: float, clock: Any = time.monotonic) -> None:
+        self.seconds = seconds
+        self._clock = clock
+        now = clock()
+        self._seen: dict[str, tuple[int, float]] = dict.fromkeys(names, (-1, now))
+
+    def stuck(self, tables: dict[str, tpb.Table]) -> list[str]:
+        """The tables whose hands have not moved for ``seconds`` (updating what was seen)."""
+        now = self._clock()
+        out = []
+        for name, table in tables.items():
+            played, since = self._seen[name]
+            if table.hands_played != played:
+                self._seen[name] = (table.hands_played, now)
+            elif now - since > self.seconds:
+                out.append(name)
+        return out
+
+
+async def _progress(stub: Any, dealer_target: str, names: list[str], watch: StallWatch) -> int:
+    """Hands played at ``names``; raises ``TableStalled`` for a table that deals no more."""
+    tables = {}
+    for name in names:
+        got = await stub.GetTable(tpb.GetTableRequest(name=f"tables/{name}"), timeout=5.0)
+        tables[name] = got.table
+    stuck = watch.stuck(tables)
+    if stuck:
+        async with channel(dealer_target) as chan:
+            dealer: Any = dgrpc.DealerServiceStub(chan)
+            got = await dealer.ListActiveHands(dpb.ListActiveHandsRequest(page_size=500), timeout=5.0)
+        name = stuck[0]
+        state = describe(tables[name], list(got.hands))
+        raise TableStalled(table_id=name, seconds=watch.seconds, state=state)
+    return sum(int(t.hands_played) for t in tables.values())
+
+
 async def quiesce(dealer_target: str, names: list[str]) -> None:
     """Pause dealing at every table and wait for the hands in flight to finish."""
     async with channel(dealer_target) as chan:
@@ -118,9 +205,12 @@ async def play(
     behaviour: Behaviour = DEFAULT_BEHAVIOUR,
     on_view: Any = None,
     check: bool = True,
+    stall_seconds: float = STALL_SECONDS,
 ) -> Played:
     """Create the tables, play ``hands`` hands with bots, quiesce, check chips (the bots are
-    stopped before returning; their stats stay in ``Played.bots``)."""
+    stopped before returning; their stats stay in ``Played.bots``). A table that deals no hand
+    for ``stall_seconds`` raises ``TableStalled`` (naming the table and how it stands) instead
+    of waiting forever."""
     plan = table_plan(tables, prefix)
     names = [name for name, _ in plan]
     for name, config in plan:
@@ -137,9 +227,10 @@ async def play(
         on_view=on_view,
     )
     try:
+        watch = StallWatch(names, seconds=stall_seconds)
         async with channel(targets["table"]) as chan:
             stub: Any = tgrpc.TableServiceStub(chan)
-            while await hands_played(stub, names) < hands:
+            while await _progress(stub, targets["dealer"], names, watch) < hands:
                 failures = bots.failures()
                 if failures:
                     raise RuntimeError(f"a bot failed: {failures[0]!r}")
@@ -203,9 +294,13 @@ async def _demo(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 prefix=f"demo-{uuid.uuid4().hex[:6]}-" if keep else "demo-",
                 behaviour=DEFAULT_BEHAVIOUR if args.players > 2 else QUIET,
+                stall_seconds=args.stall_seconds,
             ),
             timeout=args.timeout,
         )
+    except TableStalled as exc:
+        print(f"stalled: {exc}", file=sys.stderr)
+        return 1
     finally:
         await system.stop()
         if not keep:
