@@ -1,7 +1,8 @@
 """The JetStream event store (nats-py 2.16): one subject per stream (table), one message per
 envelope, optimistic concurrency and de-duplication by headers.
 
-* Append: ``js.publish`` with ``Nats-Expected-Last-Subject-Sequence`` and ``Nats-Msg-Id``; errors
+* Append: a publish with ``Nats-Expected-Last-Subject-Sequence`` and ``Nats-Msg-Id`` (through
+  ``eventstore.acks`` when the store is given the connection, else ``js.publish``); errors
   10071/10164 are conflicts; a timeout, "no responders" or 503 is an ambiguous ack, resolved by
   reading the first message on the subject after the expected sequence (``STREAM.MSG.GET`` with
   ``next_by_subj``, leader-coherent, unlike direct gets) and comparing its message id.
@@ -17,11 +18,13 @@ import asyncio
 import contextlib
 
 import nats.errors
+from nats.aio.client import Client as Nats
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 from nats.js.errors import APIError, NoStreamResponseError, NotFoundError, ServiceUnavailableError
 
 from eventstore import codec
+from eventstore.acks import AckInbox
 from eventstore.appending import CONFLICT_CODES, AmbiguousAck, RawConflict, append_resolving
 from eventstore.envelope import AppendResult, Envelope, Snapshot, StoredEnvelope
 from eventstore.errors import CorruptMessage
@@ -56,8 +59,12 @@ class JetStreamEventStore:
         publish_timeout: float = 2.0,
         read_timeout: float = 5.0,
         attempts: int = 3,
+        nc: Nats | None = None,
     ) -> None:
         self._js = js
+        # With the connection, appends take the lean ack path (``eventstore.acks``); without
+        # it, ``js.publish``. Same headers, same errors.
+        self._acks = AckInbox(nc) if nc is not None else None
         self._stream = stream
         self._snapshot_stream = snapshot_stream
         self._snapshot_prefix = snapshot_prefix
@@ -94,6 +101,10 @@ class JetStreamEventStore:
 
     async def _publish(self, subject: str, data: bytes, headers: dict[str, str]) -> api.PubAck:
         """One raw publish (tests override it to simulate a lost ack)."""
+        if self._acks is not None:
+            return await self._acks.publish(
+                subject, data, headers=headers, stream=self._stream, ack_wait=self._publish_timeout
+            )
         return await self._js.publish(
             subject, data, timeout=self._publish_timeout, stream=self._stream, headers=headers
         )

@@ -22,7 +22,7 @@ from engine.cards import Card
 
 # One compact encoder for every event: ``json.dumps`` with ``separators`` builds a new encoder
 # per call (same output: ``ensure_ascii``, key order as given).
-_COMPACT = json.JSONEncoder(separators=(",", ":"))
+_COMPACT = json.JSONEncoder(separators=(",", ":"), check_circular=False)  # documents are trees
 
 _Encoder = Callable[[Any], Any]
 _plans: dict[type[Any], _Encoder] = {}

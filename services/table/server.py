@@ -64,7 +64,8 @@ async def start(config: TableConfig, *, wallet: Wallet | None = None) -> TableSe
         if wallet is None:
             wallet_channel = channel(config.wallet)
             wallet = GrpcWallet(wallet_channel)
-        store = TableStore(JetStreamTableEvents(js, stream=config.stream), partitions=config.partitions)
+        events = JetStreamTableEvents(js, stream=config.stream, nc=nc)  # lean appends (eventstore.acks)
+        store = TableStore(events, partitions=config.partitions)
         ownership = KvOwnership(kv, name=config.instance, ttl=config.lease_ttl)
         app = TableApp(store=store, ownership=ownership, wallet=wallet, snapshot_every=config.snapshot_every)
         ownership.on_lost = app.drop_partition

@@ -18,6 +18,7 @@ import json
 from collections.abc import AsyncGenerator, Sequence
 from typing import Protocol
 
+from nats.aio.client import Client as Nats
 from nats.js import JetStreamContext, api
 from nats.js.errors import NotFoundError
 
@@ -96,8 +97,8 @@ class MemoryTableEvents(InMemoryEventStore):
 class JetStreamTableEvents(JetStreamEventStore):
     """JetStream: follow with an ordered push consumer; the catalogue from the stream's subjects."""
 
-    def __init__(self, js: JetStreamContext, *, stream: str) -> None:
-        super().__init__(js, stream=stream)
+    def __init__(self, js: JetStreamContext, *, stream: str, nc: Nats | None = None) -> None:
+        super().__init__(js, stream=stream, nc=nc)
         self._created: dict[str, int] = {}  # table id -> first stream sequence (never changes)
         self._reveals: dict[str, tuple[int, dict[str, str]]] = {}  # table -> (last seq read, seeds)
 

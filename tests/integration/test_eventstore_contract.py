@@ -126,7 +126,8 @@ async def make_store(request: pytest.FixtureRequest) -> AsyncIterator[Factory]:
     await ensure_stream(js, dataclasses.replace(TABLE_SNAPSHOTS, replicas=replicas))
 
     async def make_jetstream(faults: Faults) -> Any:
-        store = LossyJetStream(js, stream=TABLE_EVENTS.name, publish_timeout=2.0)
+        # The lean ack path (eventstore.acks), as the table service appends.
+        store = LossyJetStream(js, stream=TABLE_EVENTS.name, publish_timeout=2.0, nc=nc)
         store.faults = faults
         return store
 
