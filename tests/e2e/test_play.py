@@ -142,6 +142,67 @@ async def test_illegal_actions_are_refused_and_change_nothing(system: LocalSyste
     assert report.voided == 1
 
 
+async def test_a_void_gives_a_player_who_folded_and_left_back_everything(system: LocalSystem) -> None:
+    """A player puts chips in, folds and leaves (taking what was in front of them); then the
+    operator voids the hand: the void returns what they had committed too, so their wallet is
+    whole again (issue 7: those chips used to stay stranded in escrow)."""
+    table_id = "void-leaver-1"
+    config = table_config("holdem", "nl", clock_ms=60_000)
+    players = ("ann", "bob", "cat")
+    async with Clients(system) as c:
+        await c.create(table_id, config)
+        buy_in = buy_in_for(config)
+        seats = {await c.seat(table_id, p, buy_in): p for p in players}
+        table = await c.wait(table_id, in_hand, what="a hand to start")
+        hand_id = table.current_hand.hand_id
+        # Pre-flop everyone calls the big blind and the big blind checks; on the flop the first
+        # to act bets and the next one folds: they have 2 (the big blind) in the pot.
+        folder = ""
+        while not folder:
+            table = await c.wait(table_id, in_hand, what="a decision")
+            to_act = table.current_hand.to_act
+            player = seats[to_act.seat]
+            if len(table.current_hand.board) == 3 and tpb.ACTION_TYPE_BET in to_act.actions:
+                action, amount = tpb.ACTION_TYPE_BET, to_act.min_raise_to
+            elif len(table.current_hand.board) == 3:
+                action, amount, folder = tpb.ACTION_TYPE_FOLD, 0, player
+            elif tpb.ACTION_TYPE_CHECK in to_act.actions:
+                action, amount = tpb.ACTION_TYPE_CHECK, 0
+            else:
+                action, amount = tpb.ACTION_TYPE_CALL, 0
+            await c.act(table_id, player, hand_id, action, amount, expected_version=table.version)
+        await c.table.LeaveTable(
+            tpb.LeaveTableRequest(request_id=str(uuid.uuid4()), table=f"tables/{table_id}", player_id=folder),
+            timeout=5,
+        )
+        left = await c.view(table_id)
+        assert folder not in {s.player_id for s in left.seats}
+        assert left.current_hand.outcome == tpb.HAND_OUTCOME_IN_PROGRESS
+        await c.dealer.PauseTable(
+            dpb.PauseTableRequest(request_id=str(uuid.uuid4()), table=f"tables/{table_id}"), timeout=5
+        )
+        await c.dealer.VoidHand(
+            dpb.VoidHandRequest(
+                request_id=str(uuid.uuid4()), name=f"tables/{table_id}/hands/{hand_id}", reason="e2e"
+            ),
+            timeout=10,
+        )
+        await quiesce(system.targets["dealer"], [table_id])
+        final = await c.view(table_id)
+        assert sorted(s.stack for s in final.seats if s.player_id) == [buy_in, buy_in]
+    report = await check_chips(
+        table_target=system.targets["table"],
+        wallet_target=system.targets["wallet"],
+        table_ids=[table_id],
+        players={table_id: set(players)},
+        deposits=30_000,
+        house_before=await house_balance(system.targets["wallet"]),
+        attempts=120,  # the leaver's cash-outs are retried in the background (up to 5 s apart)
+    )
+    assert report.problems == []
+    assert report.voided == 1
+
+
 async def test_players_who_never_act_are_timed_out_by_the_dealer(system: LocalSystem) -> None:
     """200 ms clocks and nobody acting: every decision ends in TimeOutSeat from the dealer
     (fold, or all-in protection for a player with chips in), and the hands still settle."""
@@ -173,14 +234,14 @@ async def test_players_who_never_act_are_timed_out_by_the_dealer(system: LocalSy
     assert report.problems == []
 
 
-@pytest.mark.skip(
-    reason="known bug (issue 7, open): under this much churn a table sometimes stops dealing "
-    "(seen twice in CI-like runs, the run waits for hands that never come); re-enable with the fix"
-)
 @pytest.mark.timeout(300)  # 60 hands through the whole system; on 2 busy cores this passed 120 s
 async def test_bots_that_sit_out_leave_and_rejoin_a_lot_keep_chips_conserved(system: LocalSystem) -> None:
     """Heavy seat churn between hands (a quarter of the bots sit out, one in seven leaves and
-    comes back, short stacks top up): the tables keep dealing and every chip is accounted for."""
+    comes back, short stacks top up): the tables keep dealing and every chip is accounted for.
+
+    This once stalled (issue 7): a player who left right after a hand was paid out before the
+    dealer had reserved that hand, the reservation then failed and the dealer spun on a hand it
+    could neither void nor settle. ``play`` raises ``TableStalled`` if a table stops dealing."""
     played = await play(
         system.targets,
         hands=60,
