@@ -277,8 +277,10 @@ class TableDriver:
         return None
 
     async def _report_presence(self, state: TableState) -> bool:
-        """Report the first connection change the log does not show yet; True if one was sent."""
+        """Report the first connection change the log does not show yet; True if one was sent
+        (or if the table had moved on: look again once the log shows where it is)."""
         for report, verdict in self.presence.due(state):
+            decided_on = self.track.version  # the log ``due`` judged the fact against
             try:
                 version = await self.app.table.report_connection(
                     request_id=ids.request_id(self.table_id, 0, report.step),
@@ -286,10 +288,16 @@ class TableDriver:
                     player_id=report.player,
                     connected=report.connected,
                     observed_at=dt.datetime.fromtimestamp(report.at_ms / 1000, dt.UTC),
+                    expected_version=decided_on,
                 )
             except CallFailed as exc:
                 if exc.retryable:
                     raise
+                if exc.reason == "STALE_VERSION":
+                    # Judged against an older log than the table's: keep the fact and judge it
+                    # again on the newer log (it may be no news by then, or about a new seat).
+                    self.wait_version = max(self.wait_version, decided_on + 1)
+                    return True
                 # The player left, or the log already says so: nothing more to do for this fact.
                 get_logger().info(
                     "dealer.connection_refused",

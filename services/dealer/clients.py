@@ -154,7 +154,14 @@ class GrpcTable:
         return int(reply.version)
 
     async def report_connection(
-        self, *, request_id: str, table_id: str, player_id: str, connected: bool, observed_at: dt.datetime
+        self,
+        *,
+        request_id: str,
+        table_id: str,
+        player_id: str,
+        connected: bool,
+        observed_at: dt.datetime,
+        expected_version: int,
     ) -> int:
         reply: table_pb.ReportConnectionResponse = await self._call(
             "ReportConnection",
@@ -165,6 +172,7 @@ class GrpcTable:
                 player_id=player_id,
                 connected=connected,
                 observed_at=_stamp(observed_at),
+                expected_version=expected_version,
             ),
         )
         return int(reply.table.version)

@@ -86,9 +86,17 @@ class TablePort(Protocol):
     ) -> int: ...
 
     async def report_connection(
-        self, *, request_id: str, table_id: str, player_id: str, connected: bool, observed_at: dt.datetime
+        self,
+        *,
+        request_id: str,
+        table_id: str,
+        player_id: str,
+        connected: bool,
+        observed_at: dt.datetime,
+        expected_version: int,
     ) -> int:
-        """Append the player's disconnection or reconnection; returns the table version after it."""
+        """Append the player's disconnection or reconnection if the table is still at
+        ``expected_version`` (else STALE_VERSION); returns the table version after it."""
         ...
 
     async def void_hand(self, *, request_id: str, table_id: str, hand_id: str, reason: str) -> int: ...

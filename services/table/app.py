@@ -614,12 +614,24 @@ class TableApp:
         )
 
     async def report_connection(
-        self, *, request_id: str, table_id: str, player: str, connected: bool, at_ms: int
+        self,
+        *,
+        request_id: str,
+        table_id: str,
+        player: str,
+        connected: bool,
+        at_ms: int,
+        expected_version: int | None = None,
     ) -> Committed:
-        def make(seat: int) -> table.Command:
-            return Reconnect(seat=seat, at_ms=at_ms) if connected else Disconnect(seat=seat, at_ms=at_ms)
+        def decide(model: TableModel) -> Sequence[LogEvent]:
+            assert model.state is not None
+            seat = self._seat(model, player)
+            command = Reconnect(seat=seat, at_ms=at_ms) if connected else Disconnect(seat=seat, at_ms=at_ms)
+            return table.decide(model.state, command)
 
-        return await self.seat_command(request_id=request_id, table_id=table_id, player=player, make=make)
+        return await self.execute(
+            table_id, request_id=request_id, decide=decide, expected_version=expected_version
+        )
 
     async def void_hand(self, *, request_id: str, table_id: str, hand_id: str, reason: str) -> Committed:
         def decide(model: TableModel) -> Sequence[LogEvent]:

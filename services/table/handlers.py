@@ -365,6 +365,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
             player=player,
             connected=request.connected,
             at_ms=mapping.at_ms(request.observed_at, self._app.now()),
+            expected_version=_expected(request),
         )
         return pb.ReportConnectionResponse(table=mapping.table_view(done.model, None))
 

@@ -73,6 +73,7 @@ class FakeTable:
         self.seen_requests: dict[str, int] = {}
         self.fail_next: dict[str, CallFailed] = {}
         self.before_start: Callable[[], None] | None = None  # runs inside the next StartHand
+        self.before_report: Callable[[], None] | None = None  # runs inside the next ReportConnection
 
     # -- the log -------------------------------------------------------------------------------
 
@@ -161,12 +162,24 @@ class FakeTable:
         return self.decide(table_id, TimeOut(seat=seat, at_ms=at_ms))
 
     async def report_connection(
-        self, *, request_id: str, table_id: str, player_id: str, connected: bool, observed_at: dt.datetime
+        self,
+        *,
+        request_id: str,
+        table_id: str,
+        player_id: str,
+        connected: bool,
+        observed_at: dt.datetime,
+        expected_version: int,
     ) -> int:
         self.calls.append(("ReportConnection", request_id))
         self._maybe_fail("ReportConnection")
+        if self.before_report is not None:
+            hook, self.before_report = self.before_report, None
+            hook()
         if request_id in self.seen_requests:
             return self.seen_requests[request_id]
+        if expected_version != self.tables[table_id].version:
+            raise failed("table", "ReportConnection", "STALE_VERSION", code="ABORTED")
         state = self.state(table_id)
         seat = next((s for s, o in state.seats.items() if o.player == player_id), None)
         if seat is None:
