@@ -3,7 +3,8 @@ envelope, optimistic concurrency and de-duplication by headers.
 
 * Append: a publish with ``Nats-Expected-Last-Subject-Sequence`` and ``Nats-Msg-Id`` (through
   ``eventstore.acks`` when the store is given the connection, else ``js.publish``); errors
-  10071/10164 are conflicts; a timeout, "no responders" or 503 is an ambiguous ack, resolved by
+  10071/10164 are conflicts; a timeout, "no responders", 503 or 10158 (a cluster still storing an
+  earlier copy of the same message id) is an ambiguous ack, resolved by
   reading the first message on the subject after the expected sequence (``STREAM.MSG.GET`` with
   ``next_by_subj``, leader-coherent, unlike direct gets) and comparing its message id.
 * Read: an ordered push consumer (the fastest reader from Python, eventsourcing.md §3.3) from a
@@ -36,6 +37,7 @@ _SNAP_LAST_SEQ = "Snap-Last-Event-Seq"
 _SNAP_ENGINE = "Snap-Engine-Version"
 _SNAP_STREAM_ID = "Snap-Stream-Id"
 # Ambiguous outcomes of a publish: the message may or may not be stored.
+_IN_FLIGHT = 10158  # "duplicate message id is in process": our own earlier copy, not yet stored
 _AMBIGUOUS = (TimeoutError, nats.errors.NoRespondersError, NoStreamResponseError, ServiceUnavailableError)
 
 
@@ -93,6 +95,11 @@ class JetStreamEventStore:
                     actual_sequence=_actual_sequence(err.description), error_code=err.err_code or 0
                 ) from err
             if isinstance(err, ServiceUnavailableError):
+                raise AmbiguousAck from err
+            if err.err_code == _IN_FLIGHT:
+                # Clustered: an earlier attempt of this very message (its ack lost) is still being
+                # replicated, so it may yet land. Give it a moment, then read back what landed.
+                await asyncio.sleep(self._publish_timeout / 4)
                 raise AmbiguousAck from err
             raise
         except _AMBIGUOUS as err:

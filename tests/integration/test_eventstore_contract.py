@@ -64,12 +64,14 @@ def chain(stream_id: str, count: int, *, epoch: int = 1) -> list[Envelope]:
     return out
 
 
-# Faults: "after" = the message is stored, then the ack is lost; "before" = lost before storing.
-# ``on_fault`` runs at the fault (to let another writer in); ``remaining`` counts faults left.
+# Faults: "after" = the message is stored, then the ack is lost; "before" = lost before storing;
+# "in_flight" = an earlier attempt of the same append (its ack lost) is still being stored when
+# the store publishes. ``on_fault`` runs at the fault (to let another writer in).
 @dataclasses.dataclass
 class Faults:
     after: int = 0
     before: int = 0
+    in_flight: int = 0
     on_fault: Callable[[], Awaitable[None]] | None = None
 
 
@@ -77,13 +79,25 @@ class LossyMemory(InMemoryEventStore):
     faults = Faults()
 
     async def _publish(self, *args: Any) -> Any:
+        if self.faults.in_flight:  # no replication in memory: the earlier copy is simply stored
+            self.faults.in_flight -= 1
+            await super()._publish(*args)
         return await _lossy(self.faults, super()._publish, *args)
 
 
 class LossyJetStream(JetStreamEventStore):
     faults = Faults()
+    raw: Any = None  # the connection, to send a copy whose ack nobody waits for
 
     async def _publish(self, *args: Any) -> Any:
+        if self.faults.in_flight:
+            self.faults.in_flight -= 1
+            subject, data, headers = args
+            # Sent and not awaited: on a cluster it is still being replicated when the store's
+            # own publish of the same message id arrives.
+            await self.raw.publish(
+                subject, data, headers={**headers, "Nats-Expected-Stream": TABLE_EVENTS.name}
+            )
         return await _lossy(self.faults, super()._publish, *args)
 
 
@@ -129,6 +143,7 @@ async def make_store(request: pytest.FixtureRequest) -> AsyncIterator[Factory]:
         # The lean ack path (eventstore.acks), as the table service appends.
         store = LossyJetStream(js, stream=TABLE_EVENTS.name, publish_timeout=2.0, nc=nc)
         store.faults = faults
+        store.raw = nc
         return store
 
     try:
@@ -252,6 +267,18 @@ class TestEventStoreContract:
         envs = chain("table-a", 2)
         result = await store.append(A, envs[0], expected_sequence=0)
         assert result.duplicate  # it had landed: found by reading back, not stored twice
+        second = await store.append(A, envs[1], expected_sequence=result.sequence)
+        read = await store.read(A)
+        assert [s.sequence for s in read] == [result.sequence, second.sequence]
+        assert [s.envelope for s in read] == envs
+
+    async def test_a_copy_still_in_flight_resolves_to_the_stored_message(self, make_store: Factory) -> None:
+        # A cluster answers the second copy "duplicate message id is in process" (10158) while
+        # the first is replicated: the append may yet land, so it is resolved by reading back.
+        store = await make_store(Faults(in_flight=1))
+        envs = chain("table-a", 2)
+        result = await store.append(A, envs[0], expected_sequence=0)
+        assert result.duplicate  # stored once, by the earlier copy
         second = await store.append(A, envs[1], expected_sequence=result.sequence)
         read = await store.read(A)
         assert [s.sequence for s in read] == [result.sequence, second.sequence]
