@@ -292,13 +292,25 @@ class TableApp:
         ended = any(isinstance(e, HandEnded) for e in events)
         voided = any(isinstance(e, HandVoided) for e in events)
         if state.hand is None and (voided or (ended and state.hands_played % self._snapshot_every == 0)):
-            self._spawn(self._save_snapshot(self.store.snapshot_of(model)))
+            self._spawn(self._snapshot_after_reply(model, model.version))
         # Players who left as a follow-on of someone else's command (a leave requested during
         # the hand), and what players who left a hand had committed to it when it is voided, are
         # cashed out here; LeaveTable's own leaves are tried at once by ``leave`` as well.
         for gone in outcome.left:
             if gone.chips > 0:
                 self._spawn(self._cash_out_retrying(model.table_id, outcome.version, gone))
+
+    async def _snapshot_after_reply(self, model: TableModel, version: int) -> None:
+        """Encode the snapshot once the command that ended the hand has answered (its reply is
+        already with gRPC when this task runs): encoding a table with a long history takes
+        milliseconds, which that player's reply no longer waits for. Under the table's lock, and
+        only if nothing was appended since (else the next hand boundary takes one)."""
+        async with self._lock(model.table_id):
+            state = model.state
+            if model.version != version or state is None or state.hand is not None:
+                return
+            snap = self.store.snapshot_of(model)
+        await self._save_snapshot(snap)
 
     async def _save_snapshot(self, snap: Snapshot) -> None:
         try:
