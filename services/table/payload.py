@@ -44,8 +44,13 @@ def _card(value: Any) -> Any:
     return str(value)
 
 
+# Values stored as they are, by exact type (an enum's type is its class, never one of these):
+# checked inline before any plan lookup, since most fields are plain numbers and strings.
+_PLAIN = frozenset({int, str, bool, type(None)})
+
+
 def _sequence(value: Any) -> Any:
-    return [_value(v) for v in value]
+    return [v if type(v) in _PLAIN else _value(v) for v in value]
 
 
 def _dataclass_plan(cls: type[Any]) -> _Encoder:
@@ -55,7 +60,8 @@ def _dataclass_plan(cls: type[Any]) -> _Encoder:
     def encode_dataclass(value: Any) -> Any:
         out: dict[str, Any] = {"type": name}
         for field in fields:
-            out[field] = _value(getattr(value, field))
+            v = getattr(value, field)
+            out[field] = v if type(v) in _PLAIN else _value(v)
         return out
 
     return encode_dataclass
