@@ -188,7 +188,9 @@ class TableServicer(pb_grpc.TableServiceServicer):
             amount=request.amount,
             expected_version=_expected(request),
         )
-        return pb.ActResponse(table=mapping.table_view(done.model, player), version=done.outcome.version)
+        out = pb.ActResponse(version=done.outcome.version)
+        mapping.table_view(done.model, player, into=out.table)  # in place: no copy per reply
+        return out
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -196,7 +198,9 @@ class TableServicer(pb_grpc.TableServiceServicer):
         table_id = mapping.table_id_of(request.name)
         viewer = _player(context, request.viewer_player_id, required=False)
         model = await self._app.model(table_id)
-        return pb.GetTableResponse(table=mapping.table_view(model, viewer or None))
+        out = pb.GetTableResponse()
+        mapping.table_view(model, viewer or None, into=out.table)
+        return out
 
     async def ListTables(self, request: pb.ListTablesRequest, context: Context) -> pb.ListTablesResponse:
         if request.page_size < 0:
@@ -273,11 +277,11 @@ class TableServicer(pb_grpc.TableServiceServicer):
         try:
             async with contextlib.aclosing(self._app.watch(table_id, request.from_version)) as views:
                 async for model, entries in views:
-                    yield pb.WatchTableResponse(
-                        table=mapping.table_view(model, viewer),
-                        version=model.version,
-                        new_actions=[mapping.action_record(e) for e in entries],
+                    out = pb.WatchTableResponse(
+                        version=model.version, new_actions=[mapping.action_record(e) for e in entries]
                     )
+                    mapping.table_view(model, viewer, into=out.table)
+                    yield out
         finally:
             if viewer is not None:
                 self._presence.closed(table_id, viewer)

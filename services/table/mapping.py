@@ -339,7 +339,9 @@ def _seats(
     return out
 
 
-def table_view(model: TableModel, viewer: str | None) -> pb.Table:
+def table_view(model: TableModel, viewer: str | None, *, into: pb.Table | None = None) -> pb.Table:
+    """The table as ``viewer`` may see it (None = spectator). Written into ``into`` (an empty
+    message, e.g. a reply's ``table`` field) when given: no copy of the view into the reply."""
     state = model.state
     assert state is not None
     view = table.view(state, viewer or None)
@@ -350,16 +352,15 @@ def table_view(model: TableModel, viewer: str | None) -> pb.Table:
         status = pb.TABLE_STATUS_BETWEEN_HANDS
     else:
         status = pb.TABLE_STATUS_WAITING
-    out = pb.Table(
-        name=f"tables/{model.table_id}",
-        table_id=model.table_id,
-        config=config_cached(state.rules),
-        status=status,
-        version=model.version,
-        seats=_seats(model, view.seats, view.hand, button),
-        button_seat=button + 1 if button >= 0 else 0,
-        hands_played=state.hands_played,
-    )
+    out = pb.Table() if into is None else into
+    out.name = f"tables/{model.table_id}"
+    out.table_id = model.table_id
+    out.config.CopyFrom(config_cached(state.rules))
+    out.status = status
+    out.version = model.version
+    out.seats.extend(_seats(model, view.seats, view.hand, button))
+    out.button_seat = button + 1 if button >= 0 else 0
+    out.hands_played = state.hands_played
     if model.created_at is not None:
         set_stamp(out.created_at, model.created_at)
     live = model.current_hand
