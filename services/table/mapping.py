@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 
 from google.protobuf.duration_pb2 import Duration
+from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from engine import hand as hand_engine
@@ -303,15 +304,19 @@ def _hole(player: hand_engine.PlayerView, count: int) -> list[str]:
 
 
 def _seats(
-    model: TableModel, infos: Sequence[table.SeatInfo], hand_view: hand_engine.HandView | None, button: int
-) -> list[pb.Seat]:
+    into: RepeatedCompositeFieldContainer[pb.Seat],
+    model: TableModel,
+    infos: Sequence[table.SeatInfo],
+    hand_view: hand_engine.HandView | None,
+    button: int,
+) -> None:
+    """The table's seats, each built in place in ``into`` (``add``: no copy per seat)."""
     state = model.state
     assert state is not None
     players = {p.seat: p for p in hand_view.players} if hand_view is not None else {}
     hs = state.hand
-    out = []
     for info in infos:
-        seat = pb.Seat(
+        seat = into.add(
             seat=info.seat + 1,
             status=_seat_status(info),
             player_id=info.player or "",
@@ -335,8 +340,6 @@ def _seats(
             seat.bet = p.bet
             seat.committed = hs.start_stacks[i] - hs.stack[i]
             seat.hole_cards.extend(_hole(p, state.rules.hole_cards))
-        out.append(seat)
-    return out
 
 
 def table_view(model: TableModel, viewer: str | None, *, into: pb.Table | None = None) -> pb.Table:
@@ -358,7 +361,7 @@ def table_view(model: TableModel, viewer: str | None, *, into: pb.Table | None =
     out.config.CopyFrom(config_cached(state.rules))
     out.status = status
     out.version = model.version
-    out.seats.extend(_seats(model, view.seats, view.hand, button))
+    _seats(out.seats, model, view.seats, view.hand, button)
     out.button_seat = button + 1 if button >= 0 else 0
     out.hands_played = state.hands_played
     if model.created_at is not None:
@@ -500,7 +503,16 @@ def hand_of(
             legal = _legal(hs, view.to_act)
             if legal is not None:
                 out.to_act.CopyFrom(legal)
-    out.actions.extend([action_record(a) for a in actions(log)])
+    add_action = out.actions.add  # built in place: no copy per record
+    for a in actions(log):
+        add_action(
+            seat=a.seat + 1,
+            action=ENTRY_ACTIONS[a.kind],
+            amount=a.amount,
+            street=STREETS[a.street] if a.street is not None else pb.STREET_SHOWDOWN,
+            automatic=a.automatic,
+            all_in=a.all_in,
+        )
     out.deck_commitment = commitment or found_commitment or ""
     for e in awarded:
         out.pots.append(pb.Pot(amount=e.amount, eligible_seats=[s + 1 for s in e.eligible]))
@@ -516,29 +528,26 @@ def hand_of(
             )
     if rake is not None:
         out.rake = rake
-    seats = []
+    add_seat = out.seats.add
     for i, s in enumerate(hs.seats):
         p = view.players[i]
         cards = _cards(hs.hole[i]) if reveal_all else _hole(p, rules_holes)
         if reveal_all and p.folded:
             cards = _cards(hs.hole[i])
-        seats.append(
-            pb.Seat(
-                seat=s + 1,
-                status=pb.SEAT_STATUS_FOLDED
-                if p.folded
-                else pb.SEAT_STATUS_ALL_IN
-                if p.all_in
-                else pb.SEAT_STATUS_ACTIVE,
-                player_id=p.player,
-                stack=p.stack,
-                bet=p.bet,
-                committed=hs.start_stacks[i] - hs.stack[i],
-                hole_cards=cards,
-                is_button=s == view.button,
-            )
+        add_seat(
+            seat=s + 1,
+            status=pb.SEAT_STATUS_FOLDED
+            if p.folded
+            else pb.SEAT_STATUS_ALL_IN
+            if p.all_in
+            else pb.SEAT_STATUS_ACTIVE,
+            player_id=p.player,
+            stack=p.stack,
+            bet=p.bet,
+            committed=hs.start_stacks[i] - hs.stack[i],
+            hole_cards=cards,
+            is_button=s == view.button,
         )
-    out.seats.extend(seats)
     if record.voided:
         for item in log:
             if isinstance(item, HandVoided):
