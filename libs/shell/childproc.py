@@ -3,16 +3,22 @@
 A test run killed with SIGKILL (a CI timeout, an impatient Ctrl-\\, the OOM killer) runs no
 cleanup: the nats-server and service processes it started would keep running, holding ports and
 CPU. ``popen`` starts a child that the kernel sends SIGKILL when its parent dies (Linux
-``prctl(PR_SET_PDEATHSIG)``, set in the child between fork and exec). The normal stop paths
-(SIGTERM, wait, reap) are unchanged; this only covers the parent's death.
+``prctl(PR_SET_PDEATHSIG)``). The normal stop paths (SIGTERM, wait, reap) are unchanged; this
+only covers the parent's death.
 
-Two details of ``PR_SET_PDEATHSIG`` shape the code:
+How:
 
-* the "parent" is the *thread* that forked, not the process: a child forked from a worker thread
-  (``asyncio.to_thread``) would be killed when that thread ends. So ``popen`` forks on the main
-  thread when called there, and otherwise on one keeper thread that lives as long as the process;
-* the parent can die between the fork and the ``prctl``: the child then checks that its parent
-  is still the one that forked it and, if not, kills itself.
+* the ``prctl`` must run in the child, between fork and exec. Not as a ``preexec_fn``: that runs
+  Python in the forked copy of a multi-threaded process (gRPC's threads), which can crash the
+  child (seen: a segfault in ``threading._after_fork``). Instead the child execs a few lines of
+  Python (``python -I -S -c``, about 20 ms) that make the ``prctl`` call and then ``execv`` the
+  real program, which keeps the pid, environment, descriptors and session ``Popen`` set up;
+* the "parent" of ``PR_SET_PDEATHSIG`` is the *thread* that forked, not the process: a child
+  forked from a worker thread (``asyncio.to_thread``) would be killed when that thread ends. So
+  ``popen`` forks on the main thread when called there, and otherwise on one keeper thread that
+  lives as long as the process;
+* the parent can die before the ``prctl``: the launcher checks that its parent is still the
+  process that started it and, if not, kills itself.
 
 Elsewhere than Linux, ``popen`` is plain ``subprocess.Popen``.
 """
@@ -20,10 +26,9 @@ Elsewhere than Linux, ``popen`` is plain ``subprocess.Popen``.
 from __future__ import annotations
 
 import concurrent.futures
-import ctypes
 import os
 import queue
-import signal
+import shutil
 import subprocess
 import sys
 import threading
@@ -31,11 +36,16 @@ from collections.abc import Callable
 from typing import Any
 
 PR_SET_PDEATHSIG = 1
+LINUX = sys.platform.startswith("linux")
 
-_prctl: Callable[..., int] | None = None
-if sys.platform.startswith("linux"):
-    # Looked up once in the parent: the child must not load libraries between fork and exec.
-    _prctl = ctypes.CDLL(None, use_errno=True).prctl
+# argv after "-c": parent pid, program path, the caller's args (args[0] included).
+_LAUNCHER = f"""\
+import ctypes, os, signal, sys
+ctypes.CDLL(None, use_errno=True).prctl({PR_SET_PDEATHSIG}, int(signal.SIGKILL), 0, 0, 0)
+if os.getppid() != int(sys.argv[1]):
+    os.kill(os.getpid(), signal.SIGKILL)
+os.execv(sys.argv[2], sys.argv[3:])
+"""
 
 _Job = tuple[Callable[[], "subprocess.Popen[Any]"], "concurrent.futures.Future[subprocess.Popen[Any]]"]
 
@@ -72,27 +82,28 @@ class _Keeper:
 _KEEPER = _Keeper()
 
 
-def _die_with(parent: int) -> Callable[[], None]:
-    prctl = _prctl
-    assert prctl is not None
-
-    def preexec() -> None:  # runs in the child, after fork, before exec
-        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before the prctl took effect
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    return preexec
+def _resolve(program: str, env: Any) -> str:
+    """The program's path, as ``Popen`` would find it; ``FileNotFoundError`` (as ``Popen`` would
+    raise) if there is none, since the launcher can only fail after the fork."""
+    path = env.get("PATH") if env is not None else None
+    found = shutil.which(program, path=path) if os.sep not in program else program
+    if found is None or not os.access(found, os.X_OK) or os.path.isdir(found):
+        raise FileNotFoundError(2, "No such file or directory", program)
+    return found
 
 
 def popen(args: list[str], **kwargs: Any) -> subprocess.Popen[Any]:
     """``subprocess.Popen(args, **kwargs)``, the child killed (SIGKILL) when this process dies."""
-    if _prctl is None:
+    if not LINUX:
         return subprocess.Popen(args, **kwargs)  # noqa: S603 - the caller's own arguments
-    if "preexec_fn" in kwargs:
-        raise TypeError("popen sets preexec_fn itself")
+    for unsupported in ("preexec_fn", "executable", "shell"):
+        if kwargs.get(unsupported):
+            raise TypeError(f"childproc.popen does not take {unsupported}")
+    program = _resolve(args[0], kwargs.get("env"))
+    launcher = [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(os.getpid()), program, *args]
 
     def start() -> subprocess.Popen[Any]:
-        return subprocess.Popen(args, preexec_fn=_die_with(os.getpid()), **kwargs)  # noqa: S603, PLW1509
+        return subprocess.Popen(launcher, **kwargs)  # noqa: S603 - our interpreter, the caller's args
 
     if threading.current_thread() is threading.main_thread():
         return start()

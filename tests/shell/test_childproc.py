@@ -22,7 +22,7 @@ from shell import childproc
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux")
 
 # The parent: starts a nats-server (and a plain child) as the code under test does, prints their
-# pids, then waits to be killed.
+# pids, then waits to be killed. It runs a few idle threads, like a gRPC process does.
 PARENT = textwrap.dedent(
     """
     import sys, threading, time
@@ -31,6 +31,8 @@ PARENT = textwrap.dedent(
 
     data_dir, how = sys.argv[1], sys.argv[2]
     pids = []
+    for _ in range(4):
+        threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
 
     def start():
         pids.append(NatsServer(data_dir=data_dir).start().pid)
@@ -128,9 +130,17 @@ def test_a_child_outlives_the_worker_thread_that_asked_for_it() -> None:
 def test_popen_keeps_the_normal_paths(tmp_path: Path) -> None:
     out = tmp_path / "out"
     with out.open("w") as sink:
-        child = childproc.popen(["sh", "-c", "echo hello; exit 3"], stdout=sink, start_new_session=True)
+        child = childproc.popen(
+            ["sh", "-c", 'echo "$$ $0 $GREETING"; pwd; exit 3'],
+            stdout=sink,
+            env={**os.environ, "GREETING": "hello"},
+            cwd=tmp_path,
+            start_new_session=True,
+        )
         assert child.wait(10) == 3
-    assert out.read_text() == "hello\n"
+    # The program runs in the very process Popen made (same pid), with its environment and
+    # folder, and its own name as argv[0].
+    assert out.read_text() == f"{child.pid} sh hello\n{tmp_path}\n"
     with pytest.raises(FileNotFoundError):
         childproc.popen(["/nonexistent/binary"])
     with pytest.raises(TypeError):
