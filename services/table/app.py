@@ -37,6 +37,7 @@ import datetime as dt
 import uuid
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from engine import hand, table
 from engine.cards import Card
@@ -82,6 +83,13 @@ from shell.errors import ServiceError
 from shell.logs import get_logger
 
 CASH_OUT_RETRY_SECONDS = (0.2, 0.5, 1, 2, 5, 10, 30, 60)
+
+
+def _settled(task: asyncio.Task[Any]) -> None:
+    """Done callback of a money flow whose caller may have gone: its error was answered (or
+    nobody is left to answer); read it so it is not reported as never retrieved."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _now() -> dt.datetime:
@@ -152,7 +160,7 @@ class TableApp:
         self._tables: dict[str, TableModel] = {}
         self._epochs: dict[str, int] = {}  # table id -> the epoch its cached model was fenced with
         self._locks: dict[str, asyncio.Lock] = {}
-        self._background: set[asyncio.Task[None]] = set()
+        self._background: set[asyncio.Task[Any]] = set()
         self._log = get_logger()
 
     def now(self) -> dt.datetime:
@@ -414,6 +422,22 @@ class TableApp:
             if prior is not None:
                 return Committed(model=model, outcome=prior, duplicate=True, events=())
             decide(model)  # dry run: an illegal request touches no money
+        # Once money moves, the flow runs to its end (seated, or refunded) even if the caller
+        # goes away: a client cancelled between the wallet's buy-in and the append used to leave
+        # the chips in escrow with no seat behind them.
+        flow = asyncio.get_running_loop().create_task(
+            self._buy_in_then_append(
+                table_id, request_id=request_id, player=player, amount=amount, kind=kind, decide=decide
+            )
+        )
+        self._background.add(flow)
+        flow.add_done_callback(self._background.discard)
+        flow.add_done_callback(_settled)
+        return await asyncio.shield(flow)
+
+    async def _buy_in_then_append(
+        self, table_id: str, *, request_id: str, player: str, amount: int, kind: str, decide: Decider
+    ) -> Committed:
         seen = await self.wallet.buy_in(
             request_id=f"{request_id}:{kind}", table_id=table_id, player=player, amount=amount
         )

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 
@@ -117,3 +118,53 @@ async def test_a_void_gives_a_player_who_already_left_what_they_had_committed(
     assert len(cash_outs(wallet, folder)) == 2
     assert sum(c[3] for c in wallet.calls if c[0] == "cash_out" and c[2] == folder) > 200  # re-sent
     assert wallet.cash[folder] == 1000
+
+
+class SlowWallet(FakeWallet):
+    """The wallet answers a buy-in only after ``release`` is set (the move itself is done)."""
+
+    def __init__(self, **kw: object) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self.release = asyncio.Event()
+
+    async def buy_in(self, *, request_id: str, table_id: str, player: str, amount: int) -> bool:
+        seen = await super().buy_in(request_id=request_id, table_id=table_id, player=player, amount=amount)
+        await self.release.wait()
+        return seen
+
+
+async def test_a_join_whose_caller_goes_away_mid_buy_in_still_ends_seated_or_refunded() -> None:
+    wallet = SlowWallet(cash={"ann": 1000, "bob": 1000})
+    svc = await serve(MemoryTableEvents(), wallet)
+    try:
+        await create(svc.stub)
+        request = pb.JoinTableRequest(
+            request_id=rid(),
+            table="tables/t1",
+            player_id="ann",
+            seat=1,
+            buy_in=200,
+            post_choice=pb.POST_CHOICE_POST_NOW,
+        )
+        call = svc.stub.JoinTable(request)
+        await until_true(lambda: wallet.escrow.get(("t1", "ann")) == 200)  # the chips moved
+        call.cancel()  # the client gives up while the wallet's answer is on its way
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        wallet.release.set()
+        await svc.app.drain()
+        table = await view_of(svc)
+        seated = {s.player_id: s.stack for s in table.seats if s.player_id}
+        assert seated == {"ann": 200}  # the escrow is backed by a seat
+        assert wallet.escrow[("t1", "ann")] == 200
+        assert wallet.cash["ann"] == 800
+    finally:
+        await svc.stop()
+
+
+async def until_true(condition: Callable[[], bool]) -> None:
+    for _ in range(1000):
+        if condition():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("condition never held")
