@@ -20,6 +20,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from engine.errors import RuleViolation
+from poker.table.v1 import table_service_pb2 as tpb
 from shell.client import channel, rich_error
 from shell.config import ShellConfig
 from shell.deadlines import remaining
@@ -187,6 +188,19 @@ def test_request_ids_from_fields_resource_names_and_metadata() -> None:
     }
     assert request_ids(_Req(parent="", table="tables/t3"), ()) == {"table_id": "t3"}
     assert request_ids(_Req(name="wallets/w1"), ()) == {}
+
+
+def test_request_ids_from_protobuf_requests_read_only_the_fields_they_have() -> None:
+    # Protobuf requests take the per-type path (which id fields the message type has).
+    act = tpb.ActRequest(request_id="r9", table="tables/t4", player_id="ann")
+    assert request_ids(act, [("x-request-id", "ignored")]) == {"request_id": "r9", "table_id": "t4"}
+    assert request_ids(tpb.ActRequest(table="tables/t4"), [("x-request-id", "m1")]) == {
+        "request_id": "m1",
+        "table_id": "t4",
+    }
+    hand = tpb.GetHandRequest(name="tables/t5/hands/h2")
+    assert request_ids(hand, ()) == {"table_id": "t5", "hand_id": "h2"}
+    assert request_ids(health_pb2.HealthCheckRequest(service="x"), ()) == {}
 
 
 async def test_graceful_stop_finishes_in_flight_calls_and_refuses_new_ones() -> None:
