@@ -10,7 +10,8 @@ latest report per source (instance name and run, the run being random per proces
 deadline ``ttl`` seconds after it arrived; a player is **connected while any live source reports
 them**. So a player watching on two instances stays connected when one of their streams ends,
 and the players of an instance that stops reporting (killed, partitioned away) are disconnected
-once its deadline passes (``expire``, called by ``PresenceFeed`` every ``ttl / 4``). A source
+once its deadline passes (``expire``, called by ``PresenceFeed`` every ``ttl / 4``, only while
+the dealer itself hears: see ``Hearing``). A source
 whose report names nobody counts for nobody (its players are gone from it).
 
 For each player the book has seen, it holds a verdict: connected or not, since when (the report's
@@ -35,9 +36,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import nats.errors
 from nats.aio.client import Client as Nats
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
@@ -157,6 +160,28 @@ class PresenceBook:
         return out
 
 
+class Hearing:
+    """Whether the dealer's silence detector may judge (pure; the caller passes the time).
+
+    Silence means an instance is gone only if the dealer could have heard it: after the dealer
+    starts, or after its own NATS connection failed (``deaf``), sources are expired only once it
+    has heard continuously for a whole TTL, which gives every live instance a chance to report.
+    """
+
+    def __init__(self, *, ttl: float, now: float) -> None:
+        self.ttl = ttl
+        self._since: float | None = now
+
+    def deaf(self) -> None:
+        self._since = None
+
+    def may_judge(self, now: float) -> bool:
+        """Called once the dealer knows it hears (a round trip to NATS just succeeded)."""
+        if self._since is None:
+            self._since = now
+        return now - self._since >= self.ttl
+
+
 ObserveReport = Callable[[PresenceReport], None]  # DealerApp.observe_presence
 Expire = Callable[[], None]  # DealerApp.expire_presence
 
@@ -164,11 +189,12 @@ Expire = Callable[[], None]  # DealerApp.expire_presence
 class PresenceFeed:
     """A core NATS subscription to every table's presence subject, and the expiry sweep."""
 
-    def __init__(self, nc: Nats, observe: ObserveReport, expire: Expire, *, sweep_every: float) -> None:
+    def __init__(self, nc: Nats, observe: ObserveReport, expire: Expire, *, ttl: float) -> None:
         self._nc = nc
         self._observe = observe
         self._expire = expire
-        self._sweep_every = sweep_every
+        self._sweep_every = ttl / 4
+        self._hearing = Hearing(ttl=ttl, now=time.monotonic())
         self._sub: Subscription | None = None
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -188,9 +214,26 @@ class PresenceFeed:
         while True:
             await asyncio.sleep(self._sweep_every)
             try:
-                self._expire()
+                if await self._hears():
+                    self._expire()
             except Exception:  # a bug here must not end the sweep for every table
                 get_logger().exception("dealer.presence_expiry_failed")
+
+    async def _hears(self) -> bool:
+        """True if silence may be judged now: NATS answers a round trip (so every report sent
+        before it has been read) and the reports read are handled, for a TTL without a gap."""
+        try:
+            await self._nc.flush(timeout=max(1, round(self._sweep_every)))
+        except (nats.errors.Error, OSError, TimeoutError):
+            self._hearing.deaf()
+            get_logger().warning("dealer.presence_deaf")
+            return False
+        # A starved dealer may wake with reports read but not yet handled: handle them first.
+        for _ in range(1000):
+            if self._sub is None or not self._sub.pending_msgs:
+                break
+            await asyncio.sleep(0)
+        return self._hearing.may_judge(time.monotonic())
 
     async def stop(self) -> None:
         sweeper, self._sweeper = self._sweeper, None

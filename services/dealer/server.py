@@ -73,9 +73,7 @@ async def start(config: DealerConfig) -> DealerServer:
     feed.start()
     # After the feed: a report for a table the feed has not folded yet is dropped, and the
     # instance's next heartbeat repeats it.
-    presence = PresenceFeed(
-        nc, app.observe_presence, app.expire_presence, sweep_every=config.presence_ttl / 4
-    )
+    presence = PresenceFeed(nc, app.observe_presence, app.expire_presence, ttl=config.presence_ttl)
     await presence.start()
     return DealerServer(server=server, nc=nc, app=app, feed=feed, presence=presence, channels=chans)
 

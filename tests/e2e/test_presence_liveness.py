@@ -32,7 +32,7 @@ from tests.e2e.helpers import Clients
 from tests.e2e.test_disconnect import log_until, of, watch
 
 HEARTBEAT = "0.25"  # seconds between an instance's reports
-TTL = 1.5  # seconds the dealer waits for the next one
+TTL = 3.0  # seconds the dealer waits for the next one (margin for a loaded machine)
 ENV = {
     "POKER_TABLE_LEASE_TTL": "2",
     "POKER_TABLE_PRESENCE_HEARTBEAT": HEARTBEAT,
@@ -200,9 +200,9 @@ async def test_a_player_watching_on_two_instances_stays_connected_when_one_strea
                 system, table_id, lambda ev: of(PlayerDisconnected, "bob", ev), what="bob disconnected"
             )
             assert not of(PlayerDisconnected, "ann", events)
-            # Several TTLs of the first instance's heartbeats: ann stays connected.
+            # Two TTLs of the first instance's heartbeats: ann stays connected.
             heard = len(reports.seen)
-            await asyncio.sleep(3 * TTL)
+            await asyncio.sleep(2 * TTL)
             assert any(r.instance == first_name for r in reports.seen[heard:])
             events = await log_until(system, table_id, lambda ev: True, what="the log")
             assert not of(PlayerDisconnected, "ann", events)

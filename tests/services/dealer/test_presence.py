@@ -20,7 +20,7 @@ from engine.table_events import (
     TimeOutOutcome,
 )
 from services.dealer.app import DealerSettings
-from services.dealer.presence import PresenceBook
+from services.dealer.presence import Hearing, PresenceBook
 from services.table.presence import PresenceReport
 from tests.services.dealer.fakes import FakeTable, failed, log_events, seat_to_act
 from tests.services.dealer.rig import SLOW, Rig, rules, until
@@ -147,6 +147,16 @@ def test_players_never_seen_connected_have_no_verdict() -> None:
     assert not book.observe(a.report(), now=0.0)
     assert book.verdict("ann") is None
     assert len(book) == 0
+
+
+def test_silence_is_judged_only_after_a_ttl_of_continuous_hearing() -> None:
+    hearing = Hearing(ttl=5.0, now=100.0)
+    assert not hearing.may_judge(104.9)  # just started: a live instance may not have spoken yet
+    assert hearing.may_judge(105.0)
+    hearing.deaf()  # the dealer's own NATS connection failed: silence says nothing
+    assert not hearing.may_judge(200.0)  # hearing again from 200
+    assert not hearing.may_judge(204.0)
+    assert hearing.may_judge(205.0)
 
 
 def test_the_book_owes_only_what_the_log_lacks_once_per_verdict() -> None:
