@@ -4,6 +4,7 @@ nobody acts for a seat that is not theirs; an operator's void releases every res
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import grpc
@@ -15,6 +16,7 @@ from pokerctl.bots import QUIET, Behaviour, buy_in_for, start_bots, table_config
 from pokerctl.chips import check_chips, house_balance
 from pokerctl.cmd_demo import play, quiesce, table_plan
 from pokerctl.local import LocalSystem
+from shell.client import rich_error
 from tests.e2e.helpers import Clients, in_hand, refused
 
 
@@ -142,18 +144,39 @@ async def test_illegal_actions_are_refused_and_change_nothing(system: LocalSyste
     assert report.voided == 1
 
 
+async def pause_when_followed(c: Clients, table_id: str) -> None:
+    """Pause dealing at a new table as soon as the dealer follows it (TABLE_NOT_FOUND before)."""
+    for _ in range(200):
+        try:
+            await c.dealer.PauseTable(
+                dpb.PauseTableRequest(request_id=str(uuid.uuid4()), table=f"tables/{table_id}"), timeout=5
+            )
+            return
+        except grpc.RpcError as err:
+            if rich_error(err).reason != "TABLE_NOT_FOUND":
+                raise
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the dealer never followed {table_id}")
+
+
 async def test_a_void_gives_a_player_who_folded_and_left_back_everything(system: LocalSystem) -> None:
     """A player puts chips in, folds and leaves (taking what was in front of them); then the
     operator voids the hand: the void returns what they had committed too, so their wallet is
     whole again (issue 7: those chips used to stay stranded in escrow)."""
     table_id = "void-leaver-1"
     config = table_config("holdem", "nl", clock_ms=60_000)
-    players = ("ann", "bob", "cat")
+    players = ("vl-ann", "vl-bob", "vl-cat")  # their own: cash is checked per player
     async with Clients(system) as c:
         await c.create(table_id, config)
+        # Dealing paused while the three sit down, so the first hand deals all three in.
+        await pause_when_followed(c, table_id)
         buy_in = buy_in_for(config)
         seats = {await c.seat(table_id, p, buy_in): p for p in players}
+        await c.dealer.ResumeTable(
+            dpb.ResumeTableRequest(request_id=str(uuid.uuid4()), table=f"tables/{table_id}"), timeout=5
+        )
         table = await c.wait(table_id, in_hand, what="a hand to start")
+        assert sum(1 for s in table.seats if s.hole_cards) == 3
         hand_id = table.current_hand.hand_id
         # Pre-flop everyone calls the big blind and the big blind checks; on the flop the first
         # to act bets and the next one folds: they have 2 (the big blind) in the pot.
