@@ -11,8 +11,8 @@ deadline ``ttl`` seconds after it arrived; a player is **connected while any liv
 them**. So a player watching on two instances stays connected when one of their streams ends,
 and the players of an instance that stops reporting (killed, partitioned away) are disconnected
 once its deadline passes (``expire``, called by ``PresenceFeed`` every ``ttl / 4``, only while
-the dealer itself hears: see ``Hearing``). A source
-whose report names nobody counts for nobody (its players are gone from it).
+the dealer itself hears: see ``Hearing``). A source whose report names nobody counts for nobody
+(its players are gone from it).
 
 For each player the book has seen, it holds a verdict: connected or not, since when (the report's
 ``at_ms``; for an expiry, the dealer's clock at the expiry) and why (the report or expiry, which
