@@ -92,6 +92,16 @@ def _resolve(program: str, env: Any) -> str:
     return found
 
 
+def argv(args: list[str], *, env: Any = None) -> list[str]:
+    """The command line that runs ``args`` tied to this process (``args`` itself off Linux), for
+    callers that start processes another way (``asyncio.create_subprocess_exec``). Fork on the
+    main thread (the event loop's, usually): the tie follows the forking thread."""
+    if not LINUX:
+        return list(args)
+    program = _resolve(args[0], env)
+    return [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(os.getpid()), program, *args]
+
+
 def popen(args: list[str], **kwargs: Any) -> subprocess.Popen[Any]:
     """``subprocess.Popen(args, **kwargs)``, the child killed (SIGKILL) when this process dies."""
     if not LINUX:
@@ -99,8 +109,7 @@ def popen(args: list[str], **kwargs: Any) -> subprocess.Popen[Any]:
     for unsupported in ("preexec_fn", "executable", "shell"):
         if kwargs.get(unsupported):
             raise TypeError(f"childproc.popen does not take {unsupported}")
-    program = _resolve(args[0], kwargs.get("env"))
-    launcher = [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(os.getpid()), program, *args]
+    launcher = argv(args, env=kwargs.get("env"))
 
     def start() -> subprocess.Popen[Any]:
         return subprocess.Popen(launcher, **kwargs)  # noqa: S603 - our interpreter, the caller's args

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pokerctl.local import LocalSystem, StartError, existing_services
+from shell import childproc
 from shell.client import health_status, reflected_services
 
 LINE = re.compile(r"^(?P<name>\w+)\s+(?P<address>127\.0\.0\.1:\d+)\s+SERVING\s+pid (?P<pid>\d+)")
@@ -29,7 +30,7 @@ def _alive(pid: int) -> bool:
 
 
 async def test_up_starts_every_service_healthy_and_stops_cleanly(tmp_path: Path) -> None:
-    proc = await asyncio.create_subprocess_exec(
+    up = [
         sys.executable,
         "-m",
         "pokerctl",
@@ -38,6 +39,9 @@ async def test_up_starts_every_service_healthy_and_stops_cleanly(tmp_path: Path)
         str(tmp_path / "data"),
         "--free-ports",
         "--bots",
+    ]
+    proc = await asyncio.create_subprocess_exec(
+        *childproc.argv(up),  # dies with this test process, and its services with it
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )

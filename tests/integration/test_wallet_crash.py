@@ -36,6 +36,7 @@ from poker.wallet.v1 import wallet_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from pokerctl.cmd_ledger import audit_live
 from services.wallet.store import SUBJECT
+from shell import childproc
 from shell.client import channel
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -77,7 +78,7 @@ class WalletProcess:
     def start(self) -> None:
         assert self.process is None
         with self.log.open("ab") as out:
-            self.process = subprocess.Popen(
+            self.process = childproc.popen(  # dies with this test process
                 [sys.executable, "-m", "services.wallet"],
                 cwd=ROOT,
                 env=self.env,

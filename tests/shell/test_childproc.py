@@ -42,6 +42,15 @@ PARENT = textwrap.dedent(
         worker = threading.Thread(target=start)
         worker.start()
         worker.join()
+    elif how == "asyncio":  # childproc.argv through asyncio's own subprocess API
+        import asyncio
+
+        async def spawn():
+            for program in (["sleep", "600"], ["sleep", "601"]):
+                proc = await asyncio.create_subprocess_exec(*childproc.argv(program))
+                pids.append(proc.pid)
+
+        asyncio.run(spawn())
     elif how == "local-system":  # the e2e harness (and pokerctl up): nats and a service
         import asyncio
         from pathlib import Path
@@ -102,7 +111,7 @@ def _parent(tmp_path: Path, how: str) -> Iterator[tuple[subprocess.Popen[str], l
             proc.stdout.close()
 
 
-@pytest.mark.parametrize("how", ["main", "thread", "local-system"])
+@pytest.mark.parametrize("how", ["main", "thread", "asyncio", "local-system"])
 def test_children_die_when_their_parent_is_killed(tmp_path: Path, how: str) -> None:
     with _parent(tmp_path, how) as (proc, children):
         # Started from a thread that has ended since: still running (the keeper thread forked it).
