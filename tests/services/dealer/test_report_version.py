@@ -4,12 +4,28 @@ so a fact never acts on a state it was not judged against."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 from engine.table_events import PlayerDisconnected, PlayerSatOut, SitOut
+from services.table.presence import PresenceReport
 from tests.services.dealer.fakes import log_events
 from tests.services.dealer.rig import SLOW, Rig, rules, until
-from tests.services.dealer.test_presence import Instance
 
 T = "t1"
+
+
+class Instance:
+    """One table-service instance as the dealer hears it (its reports carry a growing seq)."""
+
+    def __init__(self) -> None:
+        self.seq = 0
+
+    def report(self, *players: str) -> PresenceReport:
+        self.seq += 1
+        now = int(dt.datetime.now(dt.UTC).timestamp() * 1000) + self.seq
+        return PresenceReport(
+            table_id=T, instance="a", run="r1", seq=self.seq, at_ms=now, players=frozenset(players)
+        )
 
 
 async def test_a_fact_judged_on_an_older_log_is_judged_again_and_reported_once() -> None:
@@ -18,7 +34,7 @@ async def test_a_fact_judged_on_an_older_log_is_judged_again_and_reported_once()
     rig.table.open(T, rules(time=SLOW))
     rig.seat(T, {0: "ann", 1: "bob", 2: "cy"})
     await rig.app.set_paused(T, True)  # no hands: only the connection facts move the log
-    a = Instance("a")
+    a = Instance()
     rig.app.observe_presence(a.report("ann", "bob", "cy"))
     # Between the dealer's decision and the table's, bob sits out: the table is one version on.
 
