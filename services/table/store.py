@@ -144,12 +144,34 @@ class JetStreamTableEvents(JetStreamEventStore):
         return [t for t, _ in sorted(self._created.items(), key=lambda kv: kv[1])]
 
 
+# Payload bytes -> the event they decode to. Decoding is a pure function of the payload (the
+# codec reads its "type" from it), events are immutable values, and ``engine.codec`` round-trips
+# every value exactly (decode(encode(e)) == e, tested for every registered type), so equal bytes
+# may share one event. Decoding costs tens of microseconds per event and every WatchTable stream
+# folds every envelope; the writer remembers what it sealed, so watchers on the owning instance
+# decode nothing, and others decode each payload once. Bounded: the oldest entries go first.
+DECODED_KEPT = 8192
+_decoded: dict[bytes, LogEvent] = {}
+
+
+def _remember(data: bytes, event: LogEvent) -> None:
+    if len(_decoded) >= DECODED_KEPT:
+        del _decoded[next(iter(_decoded))]
+    _decoded[data] = event
+
+
 def to_recorded(event: LogEvent) -> RecordedEvent:
-    return RecordedEvent(type=type(event).__name__, payload=payload.encode(event))
+    data = payload.encode(event)
+    _remember(data, event)
+    return RecordedEvent(type=type(event).__name__, payload=data)
 
 
 def from_recorded(event: RecordedEvent) -> LogEvent:
+    known = _decoded.get(event.payload)
+    if known is not None:
+        return known
     value: LogEvent = codec.decode(json.loads(event.payload))
+    _remember(event.payload, value)
     return value
 
 
