@@ -19,6 +19,19 @@ def _stamp(when: dt.datetime) -> Timestamp:
     return Timestamp(seconds=delta.days * 86_400 + delta.seconds, nanos=delta.microseconds * 1000)
 
 
+# Timestamp's valid range (0001-01-01 to 9999-12-31), as ``Timestamp.ToDatetime`` checks it.
+_MIN_SECONDS, _MAX_SECONDS = -62_135_596_800, 253_402_300_799
+
+
+def _when(stamp: Timestamp) -> dt.datetime:
+    """``stamp.ToDatetime(tzinfo=dt.UTC)`` without its pure-Python detours (every read of an
+    envelope); an invalid timestamp still goes to ``ToDatetime``, which raises."""
+    seconds, nanos = stamp.seconds, stamp.nanos
+    if not (_MIN_SECONDS <= seconds <= _MAX_SECONDS and 0 <= nanos < 1_000_000_000):
+        return stamp.ToDatetime(tzinfo=dt.UTC)
+    return _EPOCH + dt.timedelta(seconds=seconds, microseconds=nanos // 1000)
+
+
 def to_proto(env: Envelope) -> envelope_pb2.Envelope:
     stamp = _stamp(env.recorded_at)
     return envelope_pb2.Envelope(
@@ -48,7 +61,7 @@ def from_proto(msg: envelope_pb2.Envelope) -> Envelope:
         rules_version=msg.rules_version,
         engine_version=msg.engine_version,
         events=tuple(RecordedEvent(type=e.type, payload=e.payload) for e in msg.events),
-        recorded_at=msg.recorded_at.ToDatetime(tzinfo=dt.UTC),
+        recorded_at=_when(msg.recorded_at),
         causation_id=msg.causation_id,
         correlation_id=msg.correlation_id,
     )
