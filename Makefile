@@ -11,7 +11,7 @@ PROTOS := $(shell find proto -name '*.proto' 2>/dev/null)
 SITE = $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 DATA_DIR ?= data
 ENGINE_COMPILE ?= 1
-ENGINE_HOT := hand betting pots showdown phh_replay
+ENGINE_HOT := hand betting pots showdown phh_replay hand_events hand_setup rules cards ranking phh
 ENGINE_STAMP := $(VENV)/.engine-compiled
 ENGINE_SOURCES := $(wildcard libs/engine/*.py)
 
@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP) $(PROTO_STAMP) $(if $(filter 0,$(ENGINE_COMPILE)),engine-pure,$(ENGINE_STAMP))
 
-# The engine's hot modules compiled by mypyc (replays about 1.6x faster): each extension module
+# The engine's hot modules compiled by mypyc (replays about 2.7x faster): each extension module
 # sits next to its source (an extension wins the import) and is git-ignored. Rebuilt when ANY
 # engine source changes, since a compiled module builds in what it knows of the others; tests
 # refuse to run on a stale build (tests/conftest.py). ENGINE_COMPILE=0 removes it: pure Python.

@@ -10,9 +10,11 @@ Theory of operation: ``encode`` walks a value and needs nothing but the value. `
 ``"type"``, looks the class up in the registry, and converts each field from JSON by that field's
 annotation (``int``, ``str``, ``bool``, ``X | None``, ``tuple[X, ...]``, ``tuple[X, Y]``, enums,
 ``Card``, nested dataclasses, and unions of registered dataclasses, which carry their own
-``"type"``). The registry is filled with every dataclass of the engine modules named in
-``_DEFAULT_MODULES`` on first use; other modules call ``register``. Two classes with one name
-are refused, because the name is what is stored.
+``"type"``). Modules compiled by mypyc lose the item types of tuple and union annotations:
+they list those fields' types in a module constant ``CODEC_HINTS``. The registry is filled
+with every dataclass of the engine modules named in ``_DEFAULT_MODULES`` on first use; other
+modules call ``register``. Two classes with one name are refused, because the name is what is
+stored.
 """
 
 from __future__ import annotations
@@ -141,10 +143,22 @@ def _encode_value(value: object) -> Any:
     raise CodecError(problem=f"cannot encode a {type(value).__name__}")
 
 
+# Annotations a compiled (mypyc) class is left with where the source said more: ``tuple`` for
+# ``tuple[X, ...]``, ``type`` for a union. Decoding by them would lose the item types.
+_ERASED: Final = (tuple, type, object)
+
+
 def _field_hints(cls: type[Any]) -> dict[str, Any]:
+    """The field types of ``cls``: its annotations, with the module's ``CODEC_HINTS`` for the
+    fields mypyc erases when it compiles the module (see ``engine.hand_events``)."""
     hints = _hints.get(cls)
     if hints is None:
         hints = typing.get_type_hints(cls)
+        module = importlib.import_module(cls.__module__)
+        hints.update(getattr(module, "CODEC_HINTS", {}).get(cls.__name__, {}))
+        erased = sorted(name for name, hint in hints.items() if hint in _ERASED)
+        if erased:
+            raise CodecError(problem=f"{cls.__name__} fields {erased} have no item types (CODEC_HINTS)")
         _hints[cls] = hints
     return hints
 

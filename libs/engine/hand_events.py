@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from enum import StrEnum
+from typing import Final, TypeVar
 
 from engine.cards import Card
 from engine.hand_setup import PostKind, SeatSetup
@@ -219,47 +220,70 @@ HandEvent = (
 )
 
 
+# The field types ``engine.codec`` decodes by, for the fields mypyc erases when it compiles this
+# module (a compiled class's annotations keep ``tuple`` without its items). A test checks them
+# against the annotations above.
+CODEC_HINTS: Final[dict[str, dict[str, object]]] = {
+    "HandStarted": {"seats": tuple[SeatSetup, ...], "deck": tuple[Card, ...]},
+    "HoleCardsDealt": {"cards": tuple[Card, ...]},
+    "BoardDealt": {"cards": tuple[Card, ...]},
+    "ShowdownStarted": {"order": tuple[int, ...]},
+    "CardsShown": {"cards": tuple[Card, ...]},
+    "PotAwarded": {"eligible": tuple[int, ...], "winners": tuple[SeatAmount, ...]},
+    "HandEnded": {"stacks": tuple[SeatAmount, ...], "payouts": tuple[SeatAmount, ...]},
+}
+
+
 # -- fast construction, for the engine's own hot paths ------------------------------------------
 #
 # A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__`` after a
 # keyword call; a replay builds some thirty events per hand, and that was a tenth of its time.
 # These builders make the very same objects (same class, fields, equality, hash, immutability:
-# a test compares them with the dataclass constructors) by writing the slots directly. Only
+# a test compares them with the dataclass constructors) by writing the fields directly. Only
 # values the engine has already validated go through them.
 
-_new = object.__new__
+_T = TypeVar("_T")
+
+# Compiled by mypyc (``make install``) these classes are native: a builder writes the fields
+# directly, which is what makes it cheap (mypy sees frozen fields, hence the ignores). Pure
+# Python refuses such writes on a frozen dataclass, so there the fields are set through their
+# slot descriptors (``_pure``). A compiled class has no ``__slots__`` at run time.
+_NATIVE: Final = not hasattr(SeatAmount, "__slots__")
+_SETTERS: Final[dict[type, tuple[Callable[[object, object], None], ...]]] = {
+    cls: tuple(vars(cls)[f.name].__set__ for f in fields(cls))
+    for cls in (
+        SeatAmount,
+        HandStarted,
+        ForcedBetPosted,
+        HoleCardsDealt,
+        Folded,
+        Checked,
+        Called,
+        BetPlaced,
+        UncalledBetReturned,
+        BoardDealt,
+        ShowdownStarted,
+        CardsShown,
+        CardsMucked,
+        PotAwarded,
+        HandEnded,
+    )
+}
 
 
-def _slot(cls: type, name: str) -> Callable[[object, object], None]:
-    setter: Callable[[object, object], None] = cls.__dict__[name].__set__
-    return setter
-
-
-def _slots_of(cls: type) -> tuple[Callable[[object, object], None], ...]:
-    return tuple(_slot(cls, f.name) for f in fields(cls))
-
-
-_SA_SEAT, _SA_AMOUNT = _slots_of(SeatAmount)
-_HS_HAND_ID, _HS_RULES, _HS_BUTTON, _HS_SEATS, _HS_DECK, _HS_COMMITMENT = _slots_of(HandStarted)
-_FB_SEAT, _FB_KIND, _FB_AMOUNT, _FB_ALL_IN = _slots_of(ForcedBetPosted)
-(_HD_SEAT, _HD_CARDS) = _slots_of(HoleCardsDealt)
-(_FO_SEAT,) = _slots_of(Folded)
-(_CH_SEAT,) = _slots_of(Checked)
-_CA_SEAT, _CA_AMOUNT, _CA_ALL_IN = _slots_of(Called)
-_BP_SEAT, _BP_TO, _BP_AMOUNT, _BP_ALL_IN = _slots_of(BetPlaced)
-_UB_SEAT, _UB_AMOUNT = _slots_of(UncalledBetReturned)
-_BD_STREET, _BD_CARDS = _slots_of(BoardDealt)
-(_SS_ORDER,) = _slots_of(ShowdownStarted)
-_CS_SEAT, _CS_CARDS, _CS_DESCRIPTION = _slots_of(CardsShown)
-(_CM_SEAT,) = _slots_of(CardsMucked)
-_PA_INDEX, _PA_AMOUNT, _PA_RAKE, _PA_ELIGIBLE, _PA_WINNERS = _slots_of(PotAwarded)
-_HE_HAND_ID, _HE_STACKS, _HE_PAYOUTS, _HE_RAKE = _slots_of(HandEnded)
+def _pure(cls: type[_T], *values: object) -> _T:
+    obj = cls.__new__(cls)
+    for setter, value in zip(_SETTERS[cls], values, strict=True):
+        setter(obj, value)
+    return obj
 
 
 def seat_amount(seat: int, amount: int) -> SeatAmount:
-    e: SeatAmount = _new(SeatAmount)
-    _SA_SEAT(e, seat)
-    _SA_AMOUNT(e, amount)
+    if not _NATIVE:
+        return _pure(SeatAmount, seat, amount)
+    e = SeatAmount.__new__(SeatAmount)
+    e.seat = seat  # type: ignore[misc]
+    e.amount = amount  # type: ignore[misc]
     return e
 
 
@@ -271,113 +295,141 @@ def hand_started(  # noqa: PLR0917 (positional: the point is a cheap call)
     deck: tuple[Card, ...],
     commitment: str,
 ) -> HandStarted:
-    e: HandStarted = _new(HandStarted)
-    _HS_HAND_ID(e, hand_id)
-    _HS_RULES(e, rules)
-    _HS_BUTTON(e, button)
-    _HS_SEATS(e, seats)
-    _HS_DECK(e, deck)
-    _HS_COMMITMENT(e, commitment)
+    if not _NATIVE:
+        return _pure(HandStarted, hand_id, rules, button, seats, deck, commitment)
+    e = HandStarted.__new__(HandStarted)
+    e.hand_id = hand_id  # type: ignore[misc]
+    e.rules = rules  # type: ignore[misc]
+    e.button = button  # type: ignore[misc]
+    e.seats = seats  # type: ignore[misc]
+    e.deck = deck  # type: ignore[misc]
+    e.commitment = commitment  # type: ignore[misc]
     return e
 
 
 def forced_bet_posted(seat: int, kind: PostKind, amount: int, all_in: bool) -> ForcedBetPosted:
-    e: ForcedBetPosted = _new(ForcedBetPosted)
-    _FB_SEAT(e, seat)
-    _FB_KIND(e, kind)
-    _FB_AMOUNT(e, amount)
-    _FB_ALL_IN(e, all_in)
+    if not _NATIVE:
+        return _pure(ForcedBetPosted, seat, kind, amount, all_in)
+    e = ForcedBetPosted.__new__(ForcedBetPosted)
+    e.seat = seat  # type: ignore[misc]
+    e.kind = kind  # type: ignore[misc]
+    e.amount = amount  # type: ignore[misc]
+    e.all_in = all_in  # type: ignore[misc]
     return e
 
 
 def hole_cards_dealt(seat: int, cards: tuple[Card, ...]) -> HoleCardsDealt:
-    e: HoleCardsDealt = _new(HoleCardsDealt)
-    _HD_SEAT(e, seat)
-    _HD_CARDS(e, cards)
+    if not _NATIVE:
+        return _pure(HoleCardsDealt, seat, cards)
+    e = HoleCardsDealt.__new__(HoleCardsDealt)
+    e.seat = seat  # type: ignore[misc]
+    e.cards = cards  # type: ignore[misc]
     return e
 
 
 def folded(seat: int) -> Folded:
-    e: Folded = _new(Folded)
-    _FO_SEAT(e, seat)
+    if not _NATIVE:
+        return _pure(Folded, seat)
+    e = Folded.__new__(Folded)
+    e.seat = seat  # type: ignore[misc]
     return e
 
 
 def checked(seat: int) -> Checked:
-    e: Checked = _new(Checked)
-    _CH_SEAT(e, seat)
+    if not _NATIVE:
+        return _pure(Checked, seat)
+    e = Checked.__new__(Checked)
+    e.seat = seat  # type: ignore[misc]
     return e
 
 
 def called(seat: int, amount: int, all_in: bool) -> Called:
-    e: Called = _new(Called)
-    _CA_SEAT(e, seat)
-    _CA_AMOUNT(e, amount)
-    _CA_ALL_IN(e, all_in)
+    if not _NATIVE:
+        return _pure(Called, seat, amount, all_in)
+    e = Called.__new__(Called)
+    e.seat = seat  # type: ignore[misc]
+    e.amount = amount  # type: ignore[misc]
+    e.all_in = all_in  # type: ignore[misc]
     return e
 
 
 def bet_placed(seat: int, to: int, amount: int, all_in: bool) -> BetPlaced:
-    e: BetPlaced = _new(BetPlaced)
-    _BP_SEAT(e, seat)
-    _BP_TO(e, to)
-    _BP_AMOUNT(e, amount)
-    _BP_ALL_IN(e, all_in)
+    if not _NATIVE:
+        return _pure(BetPlaced, seat, to, amount, all_in)
+    e = BetPlaced.__new__(BetPlaced)
+    e.seat = seat  # type: ignore[misc]
+    e.to = to  # type: ignore[misc]
+    e.amount = amount  # type: ignore[misc]
+    e.all_in = all_in  # type: ignore[misc]
     return e
 
 
 def uncalled_bet_returned(seat: int, amount: int) -> UncalledBetReturned:
-    e: UncalledBetReturned = _new(UncalledBetReturned)
-    _UB_SEAT(e, seat)
-    _UB_AMOUNT(e, amount)
+    if not _NATIVE:
+        return _pure(UncalledBetReturned, seat, amount)
+    e = UncalledBetReturned.__new__(UncalledBetReturned)
+    e.seat = seat  # type: ignore[misc]
+    e.amount = amount  # type: ignore[misc]
     return e
 
 
 def board_dealt(street: Street, cards: tuple[Card, ...]) -> BoardDealt:
-    e: BoardDealt = _new(BoardDealt)
-    _BD_STREET(e, street)
-    _BD_CARDS(e, cards)
+    if not _NATIVE:
+        return _pure(BoardDealt, street, cards)
+    e = BoardDealt.__new__(BoardDealt)
+    e.street = street  # type: ignore[misc]
+    e.cards = cards  # type: ignore[misc]
     return e
 
 
 def showdown_started(order: tuple[int, ...]) -> ShowdownStarted:
-    e: ShowdownStarted = _new(ShowdownStarted)
-    _SS_ORDER(e, order)
+    if not _NATIVE:
+        return _pure(ShowdownStarted, order)
+    e = ShowdownStarted.__new__(ShowdownStarted)
+    e.order = order  # type: ignore[misc]
     return e
 
 
 def cards_shown(seat: int, cards: tuple[Card, ...], description: str) -> CardsShown:
-    e: CardsShown = _new(CardsShown)
-    _CS_SEAT(e, seat)
-    _CS_CARDS(e, cards)
-    _CS_DESCRIPTION(e, description)
+    if not _NATIVE:
+        return _pure(CardsShown, seat, cards, description)
+    e = CardsShown.__new__(CardsShown)
+    e.seat = seat  # type: ignore[misc]
+    e.cards = cards  # type: ignore[misc]
+    e.description = description  # type: ignore[misc]
     return e
 
 
 def cards_mucked(seat: int) -> CardsMucked:
-    e: CardsMucked = _new(CardsMucked)
-    _CM_SEAT(e, seat)
+    if not _NATIVE:
+        return _pure(CardsMucked, seat)
+    e = CardsMucked.__new__(CardsMucked)
+    e.seat = seat  # type: ignore[misc]
     return e
 
 
 def pot_awarded(
     index: int, amount: int, rake: int, eligible: tuple[int, ...], winners: tuple[SeatAmount, ...]
 ) -> PotAwarded:
-    e: PotAwarded = _new(PotAwarded)
-    _PA_INDEX(e, index)
-    _PA_AMOUNT(e, amount)
-    _PA_RAKE(e, rake)
-    _PA_ELIGIBLE(e, eligible)
-    _PA_WINNERS(e, winners)
+    if not _NATIVE:
+        return _pure(PotAwarded, index, amount, rake, eligible, winners)
+    e = PotAwarded.__new__(PotAwarded)
+    e.index = index  # type: ignore[misc]
+    e.amount = amount  # type: ignore[misc]
+    e.rake = rake  # type: ignore[misc]
+    e.eligible = eligible  # type: ignore[misc]
+    e.winners = winners  # type: ignore[misc]
     return e
 
 
 def hand_ended(
     hand_id: str, stacks: tuple[SeatAmount, ...], payouts: tuple[SeatAmount, ...], rake: int
 ) -> HandEnded:
-    e: HandEnded = _new(HandEnded)
-    _HE_HAND_ID(e, hand_id)
-    _HE_STACKS(e, stacks)
-    _HE_PAYOUTS(e, payouts)
-    _HE_RAKE(e, rake)
+    if not _NATIVE:
+        return _pure(HandEnded, hand_id, stacks, payouts, rake)
+    e = HandEnded.__new__(HandEnded)
+    e.hand_id = hand_id  # type: ignore[misc]
+    e.stacks = stacks  # type: ignore[misc]
+    e.payouts = payouts  # type: ignore[misc]
+    e.rake = rake  # type: ignore[misc]
     return e

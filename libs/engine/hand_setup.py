@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from enum import StrEnum
+from typing import Final, TypeVar
 
 from engine.cards import Card
 from engine.rules import Rules
@@ -72,36 +73,55 @@ class HandSetup:
     commitment: str = ""  # rng commitment (hex) the deck was drawn under; "" for replayed files
 
 
+# The field types ``engine.codec`` decodes by, for the fields mypyc erases when it compiles this
+# module (a compiled class's annotations keep ``tuple`` without its items). A test checks them
+# against the annotations above.
+CODEC_HINTS: Final[dict[str, dict[str, object]]] = {
+    "HandSetup": {"seats": tuple[SeatSetup, ...], "posts": tuple[Post, ...], "deck": tuple[Card, ...]},
+}
+
+
 # -- fast construction, for replays building a setup per hand -----------------------------------
 #
 # The same objects the dataclass constructors make (a test compares them), written slot by slot
 # without the frozen ``__setattr__`` round trip. For values already checked by their caller.
 
-_new = object.__new__
+_T = TypeVar("_T")
+
+# Compiled by mypyc (``make install``) these classes are native: a builder writes the fields
+# directly, which is what makes it cheap (mypy sees frozen fields, hence the ignores). Pure
+# Python refuses such writes on a frozen dataclass, so there the fields are set through their
+# slot descriptors (``_pure``). A compiled class has no ``__slots__`` at run time.
+_NATIVE: Final = not hasattr(SeatSetup, "__slots__")
+_SETTERS: Final[dict[type, tuple[Callable[[object, object], None], ...]]] = {
+    cls: tuple(vars(cls)[f.name].__set__ for f in fields(cls)) for cls in (SeatSetup, Post, HandSetup)
+}
 
 
-def _slots_of(cls: type) -> tuple[Callable[[object, object], None], ...]:
-    return tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
-
-
-_SS_SEAT, _SS_PLAYER, _SS_STACK = _slots_of(SeatSetup)
-_PO_SEAT, _PO_KIND, _PO_AMOUNT = _slots_of(Post)
-_HS_HAND_ID, _HS_RULES, _HS_SEATS, _HS_BUTTON, _HS_POSTS, _HS_DECK, _HS_COMMITMENT = _slots_of(HandSetup)
+def _pure(cls: type[_T], *values: object) -> _T:
+    obj = cls.__new__(cls)
+    for setter, value in zip(_SETTERS[cls], values, strict=True):
+        setter(obj, value)
+    return obj
 
 
 def seat_setup(seat: int, player: str, stack: int) -> SeatSetup:
-    v: SeatSetup = _new(SeatSetup)
-    _SS_SEAT(v, seat)
-    _SS_PLAYER(v, player)
-    _SS_STACK(v, stack)
+    if not _NATIVE:
+        return _pure(SeatSetup, seat, player, stack)
+    v = SeatSetup.__new__(SeatSetup)
+    v.seat = seat  # type: ignore[misc]
+    v.player = player  # type: ignore[misc]
+    v.stack = stack  # type: ignore[misc]
     return v
 
 
 def post(seat: int, kind: PostKind, amount: int) -> Post:
-    v: Post = _new(Post)
-    _PO_SEAT(v, seat)
-    _PO_KIND(v, kind)
-    _PO_AMOUNT(v, amount)
+    if not _NATIVE:
+        return _pure(Post, seat, kind, amount)
+    v = Post.__new__(Post)
+    v.seat = seat  # type: ignore[misc]
+    v.kind = kind  # type: ignore[misc]
+    v.amount = amount  # type: ignore[misc]
     return v
 
 
@@ -114,12 +134,14 @@ def hand_setup(  # noqa: PLR0917 (positional: the point is a cheap call)
     deck: tuple[Card, ...],
     commitment: str,
 ) -> HandSetup:
-    v: HandSetup = _new(HandSetup)
-    _HS_HAND_ID(v, hand_id)
-    _HS_RULES(v, rules)
-    _HS_SEATS(v, seats)
-    _HS_BUTTON(v, button)
-    _HS_POSTS(v, posts)
-    _HS_DECK(v, deck)
-    _HS_COMMITMENT(v, commitment)
+    if not _NATIVE:
+        return _pure(HandSetup, hand_id, rules, seats, button, posts, deck, commitment)
+    v = HandSetup.__new__(HandSetup)
+    v.hand_id = hand_id  # type: ignore[misc]
+    v.rules = rules  # type: ignore[misc]
+    v.seats = seats  # type: ignore[misc]
+    v.button = button  # type: ignore[misc]
+    v.posts = posts  # type: ignore[misc]
+    v.deck = deck  # type: ignore[misc]
+    v.commitment = commitment  # type: ignore[misc]
     return v

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Final
 
 from engine.errors import InvalidRules
 
@@ -199,6 +200,16 @@ class Rules:
         if self.structure is Structure.FIXED_LIMIT:
             return BuyInRules(minimum=10 * self.stakes.small_bet, maximum=None)
         return BuyInRules(minimum=40 * self.stakes.big_blind, maximum=100 * self.stakes.big_blind)
+
+
+# The field types ``engine.codec`` decodes by, for the fields mypyc erases when it compiles this
+# module (tuples lose their items, unions become ``type``). A test checks them against the
+# annotations above.
+CODEC_HINTS: Final[dict[str, dict[str, object]]] = {
+    "RakeRules": {"caps": tuple[tuple[int, int], ...]},
+    "BuyInRules": {"maximum": int | None},
+    "Rules": {"buy_in": BuyInRules | None},
+}
 
 
 def phh_rules(game: Game, structure: Structure, stakes: Stakes, *, seats: int = 9) -> Rules:
