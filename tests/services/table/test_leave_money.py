@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 
 from poker.table.v1 import table_service_pb2 as pb
+from services.table import snapshot
 from services.table.store import MemoryTableEvents
 from tests.services.table.helpers import (
     DEALER,
@@ -110,6 +111,10 @@ async def test_a_void_gives_a_player_who_already_left_what_they_had_committed(
     assert outs[1][0].startswith(f"t1:{voided.version}:left:")
     assert wallet.cash[folder] == 1000
     assert wallet.escrow[("t1", folder)] == 0
+    # Between hands the model snapshots with these cash-outs (and the hand they wait for).
+    model = await svc.app.model("t1")
+    assert [x.after_hand for _, x in model.left_log if x.player == folder] == [1, 1]
+    assert list(snapshot.decode(snapshot.encode(model)).left_log) == list(model.left_log)
     # A new owner (the model folded again from the log) re-sends the recent cash-outs under the
     # same ids: nothing is paid twice.
     svc.app.forget("t1")
