@@ -3,8 +3,9 @@ envelope, optimistic concurrency and de-duplication by headers.
 
 * Append: a publish with ``Nats-Expected-Last-Subject-Sequence`` and ``Nats-Msg-Id`` (through
   ``eventstore.acks`` when the store is given the connection, else ``js.publish``); errors
-  10071/10164 are conflicts; a timeout, "no responders", 503 or 10158 (a cluster still storing an
-  earlier copy of the same message id) is an ambiguous ack, resolved by
+  10071/10164 are conflicts; "no responders" is sent again after a pause for up to the publish
+  timeout (no stream listened: nothing stored); a timeout, a lasting "no responders", 503 or 10158
+  (a cluster still storing an earlier copy of the same message id) is an ambiguous ack, resolved by
   reading the first message on the subject after the expected sequence (``STREAM.MSG.GET`` with
   ``next_by_subj``, leader-coherent, unlike direct gets) and comparing its message id.
 * Read: an ordered push consumer (the fastest reader from Python, eventsourcing.md §3.3) from a
@@ -38,6 +39,7 @@ _SNAP_ENGINE = "Snap-Engine-Version"
 _SNAP_STREAM_ID = "Snap-Stream-Id"
 # Ambiguous outcomes of a publish: the message may or may not be stored.
 _IN_FLIGHT = 10158  # "duplicate message id is in process": our own earlier copy, not yet stored
+_NO_STREAM = (nats.errors.NoRespondersError, NoStreamResponseError)  # nothing stored: send again
 _AMBIGUOUS = (TimeoutError, nats.errors.NoRespondersError, NoStreamResponseError, ServiceUnavailableError)
 
 
@@ -88,7 +90,7 @@ class JetStreamEventStore:
 
     async def _publish_once(self, subject: str, data: bytes, headers: dict[str, str]) -> AppendResult:
         try:
-            ack = await self._publish(subject, data, headers)
+            ack = await self._publish_heard(subject, data, headers)
         except APIError as err:
             if err.err_code in CONFLICT_CODES:
                 raise RawConflict(
@@ -105,6 +107,24 @@ class JetStreamEventStore:
         except _AMBIGUOUS as err:
             raise AmbiguousAck from err
         return AppendResult(sequence=ack.seq, duplicate=bool(ack.duplicate))
+
+    async def _publish_heard(self, subject: str, data: bytes, headers: dict[str, str]) -> api.PubAck:
+        """``_publish``, sent again while NATS answers "no responders": no stream listens on the
+        subject from where this client is, so nothing was stored. On a cluster that happens for
+        a moment after a stream is created (its interest crosses the routes) or while its leader
+        moves; three immediate attempts used to end in ``AppendUnresolved`` there. Backs off for
+        up to the publish timeout, then raises the last "no responders" (an ambiguous ack)."""
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + self._publish_timeout
+        delay = 0.02
+        while True:
+            try:
+                return await self._publish(subject, data, headers)
+            except _NO_STREAM:
+                if loop.time() + delay >= give_up:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(2 * delay, 0.25)
 
     async def _publish(self, subject: str, data: bytes, headers: dict[str, str]) -> api.PubAck:
         """One raw publish (tests override it to simulate a lost ack)."""

@@ -17,6 +17,7 @@ from typing import Any
 
 import nats
 import pytest
+from nats.js.errors import NoStreamResponseError
 
 from eventstore import (
     GENESIS,
@@ -66,12 +67,15 @@ def chain(stream_id: str, count: int, *, epoch: int = 1) -> list[Envelope]:
 
 # Faults: "after" = the message is stored, then the ack is lost; "before" = lost before storing;
 # "in_flight" = an earlier attempt of the same append (its ack lost) is still being stored when
-# the store publishes. ``on_fault`` runs at the fault (to let another writer in).
+# the store publishes; "unheard" = NATS answers "no responders" (no stream listens on the
+# subject from where the client is yet, as on a cluster just after the stream is created; the
+# memory store always listens). ``on_fault`` runs at the fault (to let another writer in).
 @dataclasses.dataclass
 class Faults:
     after: int = 0
     before: int = 0
     in_flight: int = 0
+    unheard: int = 0
     on_fault: Callable[[], Awaitable[None]] | None = None
 
 
@@ -98,6 +102,9 @@ class LossyJetStream(JetStreamEventStore):
             await self.raw.publish(
                 subject, data, headers={**headers, "Nats-Expected-Stream": TABLE_EVENTS.name}
             )
+        if self.faults.unheard:
+            self.faults.unheard -= 1
+            raise NoStreamResponseError
         return await _lossy(self.faults, super()._publish, *args)
 
 
@@ -283,6 +290,15 @@ class TestEventStoreContract:
         read = await store.read(A)
         assert [s.sequence for s in read] == [result.sequence, second.sequence]
         assert [s.envelope for s in read] == envs
+
+    async def test_no_stream_listening_yet_is_waited_out(self, make_store: Factory) -> None:
+        # More "no responders" in a row than the store has attempts: nothing was stored each
+        # time, so the store waits and sends again (within its publish timeout).
+        store = await make_store(Faults(unheard=5))
+        env = chain("table-a", 1)[0]
+        result = await store.append(A, env, expected_sequence=0)
+        assert not result.duplicate
+        assert [s.envelope for s in await store.read(A)] == [env]
 
     async def test_lost_ack_before_storing_is_sent_again(self, make_store: Factory) -> None:
         store = await make_store(Faults(before=2))
