@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from eventstore import ConcurrencyConflict, EventStoreError
+from services.wallet import accounts
 from services.wallet.accounts import Balances
 from services.wallet.commands import Command
 from services.wallet.errors import LedgerUnavailable
@@ -66,6 +67,7 @@ class WalletApp:
         self._stale = True
         self._since_snapshot = 0
         self._by_account: dict[str, list[str]] = {}
+        self._escrows: dict[str, set[str]] = {}  # table id -> players with an escrow account there
 
     @property
     def currency(self) -> str:
@@ -99,6 +101,7 @@ class WalletApp:
         # Grows with every start: distinct message ids from any earlier writer (store.py).
         self._epoch = max(self._position.epoch + 1, time.time_ns() // 1000)
         self._by_account = {}
+        self._escrows = {}
         for record in self._state.transfers.values():
             self._index(record)
         self._stale = False
@@ -110,8 +113,14 @@ class WalletApp:
         )
 
     def _index(self, record: TransferRecord) -> None:
-        self._by_account.setdefault(record.debit, []).append(record.id)
-        self._by_account.setdefault(record.credit, []).append(record.id)
+        for account in (record.debit, record.credit):
+            ids = self._by_account.get(account)
+            if ids is None:
+                ids = self._by_account[account] = []
+                if accounts.kind_of(account) is accounts.AccountKind.ESCROW:
+                    _, table_id, player = account.split("/", 2)
+                    self._escrows.setdefault(table_id, set()).add(player)
+            ids.append(record.id)
 
     async def _append(self, events: tuple[Event, ...], *, request_id: str) -> None:
         try:
@@ -176,3 +185,14 @@ class WalletApp:
         page = [self._state.transfers[i] for i in ids[offset : offset + limit]]
         following = offset + limit
         return page, (following if following < len(ids) else None)
+
+    def escrows_of(self, table_id: str) -> list[tuple[str, Balances]]:
+        """The players with chips in escrow at ``table_id`` (posted or pending amounts not zero),
+        sorted by player; ``InvalidIdentifier`` for a table id no account can have."""
+        accounts.check_id("table_id", table_id)
+        out = []
+        for player in sorted(self._escrows.get(table_id, ())):
+            b = self._state.balance(accounts.escrow(table_id, player))
+            if b.balance or b.debits_pending or b.credits_pending:
+                out.append((player, b))
+        return out

@@ -31,6 +31,9 @@ ALLOWED_CALLERS: Mapping[str, frozenset[str]] = {
     "OpenHand": _HANDS,
     "SettleHand": _HANDS,
     "VoidHand": _HANDS,
+    # Read-only, but it lists who sits with money where: the table service (reconciliation)
+    # and the operator's tool.
+    "ListTableEscrows": frozenset({"table", "pokerctl"}),
 }
 
 Context = aio.ServicerContext[Any, Any]
@@ -139,4 +142,13 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
         outcome = await self._app.execute(mapping.void_hand(request))
         return pb.VoidHandResponse(
             transfers=mapping.transfers_to_proto(outcome.transfers), duplicate=outcome.duplicate
+        )
+
+    async def ListTableEscrows(
+        self, request: pb.ListTableEscrowsRequest, context: Context
+    ) -> pb.ListTableEscrowsResponse:
+        self._enter("ListTableEscrows", context, table_id=request.table_id)
+        return pb.ListTableEscrowsResponse(
+            escrows=mapping.table_escrows_to_proto(request.table_id, self._app.escrows_of(request.table_id)),
+            currency=self._app.currency,
         )

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from engine.rules import RakeRules
 from poker.wallet.v1 import wallet_service_pb2 as pb
-from services.wallet.accounts import Balances
+from services.wallet.accounts import Balances, escrow
 from services.wallet.commands import (
     BuyIn,
     CashOut,
@@ -71,6 +71,13 @@ def balance_to_proto(account: str, b: Balances) -> pb.Balance:
         credits_pending=b.credits_pending,
         credits_posted=b.credits_posted,
     )
+
+
+def table_escrows_to_proto(table_id: str, escrows: Iterable[tuple[str, Balances]]) -> list[pb.TableEscrow]:
+    return [
+        pb.TableEscrow(player=player, balance=balance_to_proto(escrow(table_id, player), b))
+        for player, b in escrows
+    ]
 
 
 def _amounts(items: Iterable[pb.PlayerAmount]) -> tuple[PlayerAmount, ...]:
