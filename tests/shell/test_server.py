@@ -165,7 +165,9 @@ async def test_deadline_budget_is_forwarded(running: RunningServer) -> None:
         # is not charged to the budget the deadline leaves.
         without = struct.unpack("!d", await method(chan, "Budget")(b""))[0]
         with_deadline = struct.unpack("!d", await method(chan, "Budget")(b"", timeout=3.0))[0]
-    assert 0.5 < with_deadline <= 2.9  # caller's 3 s minus the 0.1 s margin, minus transit
+    # The caller's 3 s minus the 0.1 s margin, minus transit; gRPC rounds the timeout it sends
+    # up (a few ms), so a warm channel can see a hair above 2.9 s but never the whole 3 s.
+    assert 0.5 < with_deadline <= 2.95
     assert without == 99.0
 
 
