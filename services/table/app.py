@@ -25,6 +25,9 @@ Theory of operation
   reach the wallet is retried in the background. Leaving appends first, then cashes out each
   ``PlayerLeft`` with the id ``<table>:<version>:left:<seat>`` (deterministic, so the retried
   request, and the background retry for players who leave when a hand ends, never pay twice).
+  Background cash-outs and refunds retry with capped back-off while we own the table
+  (``services.table.retrying``); escrow no log accounts for (a crash between a buy-in and its
+  append) goes back to cash by ``services.table.reconcile``.
 * **Snapshots** at hand boundaries (every ``snapshot_every`` hands), written in the background,
   tagged with the last sequence and engine version; never evidence.
 """
@@ -35,7 +38,8 @@ import asyncio
 import contextlib
 import datetime as dt
 import uuid
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections import Counter
+from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +66,7 @@ from engine.table_events import (
 from eventstore.envelope import Snapshot
 from eventstore.errors import ConcurrencyConflict
 from eventstore.subjects import partition_of
+from services.table import retrying
 from services.table.errors import (
     HandNotFinished,
     HandNotFound,
@@ -77,12 +82,11 @@ from services.table.errors import (
 from services.table.events import HandVoided, OwnerChanged
 from services.table.model import ActionEntry, HandRecord, Left, LogEvent, Outcome, TableModel, actions
 from services.table.ownership import Ownership, PartitionHeld
+from services.table.reconcile import Reconciler, holders
 from services.table.store import RULES_VERSION_SUFFIX, TableStore, decode_events, fold_envelope
 from services.table.wallet import Wallet
 from shell.errors import ServiceError
 from shell.logs import get_logger
-
-CASH_OUT_RETRY_SECONDS = (0.2, 0.5, 1, 2, 5, 10, 30, 60)
 
 
 def _settled(task: asyncio.Task[Any]) -> None:
@@ -150,6 +154,8 @@ class TableApp:
         clock: Callable[[], dt.datetime] = _now,
         snapshot_every: int = 1,
         max_attempts: int = 3,
+        reconcile_every: float = 0.0,  # 0: no escrow reconciliation (see services.table.reconcile)
+        reconcile_grace: float = 30.0,
     ) -> None:
         self.store = store
         self.ownership = ownership
@@ -161,6 +167,12 @@ class TableApp:
         self._epochs: dict[str, int] = {}  # table id -> the epoch its cached model was fenced with
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        self._money: Counter[tuple[str, str]] = Counter()  # (table, player) -> money flows in flight
+        self.reconciler = (
+            Reconciler(wallet=wallet, side=self, every=reconcile_every, grace=reconcile_grace)
+            if reconcile_every > 0
+            else None
+        )
         self._log = get_logger()
 
     def now(self) -> dt.datetime:
@@ -230,6 +242,8 @@ class TableApp:
         except ConcurrencyConflict:
             return False
         self._log.info("table.owner_changed", table_id=model.table_id, epoch=epoch)
+        if self.reconciler is not None:
+            self.reconciler.gained(model.table_id)
         return True
 
     async def _append(
@@ -332,6 +346,8 @@ class TableApp:
         task.add_done_callback(self._background.discard)
 
     async def close(self) -> None:
+        if self.reconciler is not None:
+            await self.reconciler.close()
         for task in list(self._background):
             task.cancel()
         for task in list(self._background):
@@ -377,33 +393,83 @@ class TableApp:
     async def _cash_out_retrying(self, table_id: str, version: int, left: Left) -> None:
         # The wallet refuses until the hand the chips come out of is settled or voided there
         # (HAND_NOT_CLOSED, PLAYER_IN_HAND); the id is deterministic, so retrying is safe.
-        for delay in (0.0, *CASH_OUT_RETRY_SECONDS):
-            await asyncio.sleep(delay)
-            try:
-                await self._cash_out(table_id, version, left)
-                return
-            except Exception as exc:
-                self._log.info("table.cash_out_retry", table_id=table_id, seat=left.seat, error=str(exc))
-        self._log.error("table.cash_out_failed", table_id=table_id, seat=left.seat, chips=left.chips)
+        with self._moving(table_id, left.player):
+            await retrying.retry_money(
+                lambda: self._cash_out(table_id, version, left),
+                owned=lambda: self._still_owned(table_id),
+                what="cash_out",
+                table_id=table_id,
+                seat=left.seat,
+                chips=left.chips,
+            )
 
     async def _refund(self, request_id: str, table_id: str, player: str, amount: int) -> None:
         rid = f"{request_id}:refund"
-        try:
+
+        async def send() -> None:
             await self.wallet.cash_out(request_id=rid, table_id=table_id, player=player, amount=amount)
+
+        try:
+            await send()
         except Exception:
-            left = PlayerLeft(seat=-1, player=player, chips=amount)
 
             async def retry() -> None:
-                for delay in CASH_OUT_RETRY_SECONDS:
-                    await asyncio.sleep(delay)
-                    with contextlib.suppress(Exception):
-                        await self.wallet.cash_out(
-                            request_id=rid, table_id=table_id, player=player, amount=amount
-                        )
-                        return
-                self._log.error("table.refund_failed", table_id=table_id, player=player, chips=left.chips)
+                with self._moving(table_id, player):
+                    await retrying.retry_money(
+                        send,
+                        owned=lambda: self._still_owned(table_id),
+                        what="refund",
+                        table_id=table_id,
+                        player=player,
+                        chips=amount,
+                        request_id=rid,
+                    )
 
             self._spawn(retry())
+
+    async def _still_owned(self, table_id: str) -> bool:
+        """Do we still own the table? (True when that cannot be told: NATS away.)"""
+        try:
+            await self._epoch(table_id)
+        except NotOwner:
+            return False
+        except Exception:
+            return True
+        return True
+
+    @contextlib.contextmanager
+    def _moving(self, table_id: str, player: str) -> Iterator[None]:
+        """Mark a money flow of ``player`` at the table in flight (reconciliation skips them)."""
+        self._money[(table_id, player)] += 1
+        try:
+            yield
+        finally:
+            self._moving_done(table_id, player)
+
+    def _moving_done(self, table_id: str, player: str) -> None:
+        self._money[(table_id, player)] -= 1
+        if self._money[(table_id, player)] <= 0:
+            del self._money[(table_id, player)]
+
+    # -- escrow reconciliation (services.table.reconcile.TableSide) ----------------------------
+
+    def owned_tables(self) -> list[str]:
+        return list(self._tables)
+
+    def money_in_flight(self, table_id: str) -> frozenset[str]:
+        return frozenset(p for (t, p) in self._money if t == table_id)
+
+    async def escrow_holders(self, table_id: str) -> frozenset[str]:
+        """Players the log says have chips here, from a model checked against the log's last
+        entry under the table's lock (a lagging model would not know who just sat down)."""
+        async with self._lock(table_id):
+            for _ in range(self._max_attempts):
+                model, _ = await self._owned(table_id)
+                last = await self.store.events.last(self.store.subject(table_id))
+                if last is not None and last.sequence == model.sequence:
+                    return holders(model)
+                self.forget(table_id)
+        raise TooManyConflicts(table_id=table_id, attempts=self._max_attempts)
 
     async def _with_escrow(
         self,
@@ -422,6 +488,7 @@ class TableApp:
             if prior is not None:
                 return Committed(model=model, outcome=prior, duplicate=True, events=())
             decide(model)  # dry run: an illegal request touches no money
+            self._money[(table_id, player)] += 1  # marked under the lock: see reconcile.py
         # Once money moves, the flow runs to its end (seated, or refunded) even if the caller
         # goes away: a client cancelled between the wallet's buy-in and the append used to leave
         # the chips in escrow with no seat behind them.
@@ -433,6 +500,7 @@ class TableApp:
         self._background.add(flow)
         flow.add_done_callback(self._background.discard)
         flow.add_done_callback(_settled)
+        flow.add_done_callback(lambda _: self._moving_done(table_id, player))
         return await asyncio.shield(flow)
 
     async def _buy_in_then_append(

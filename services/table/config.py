@@ -13,7 +13,12 @@ Besides the shell's ``POKER_*`` settings (``shell.config``):
 * ``POKER_TABLE_SNAPSHOT_EVERY`` (default 10): snapshot a table every N hands;
 * ``POKER_TABLE_PRESENCE_HEARTBEAT`` (default 2 s): how often this instance repeats who is
   connected to it (``services.table.presence``); keep it well under the dealer's
-  ``POKER_DEALER_PRESENCE_TTL``.
+  ``POKER_DEALER_PRESENCE_TTL``;
+* ``POKER_TABLE_RECONCILE_EVERY`` (default 60 s): how often the escrow of every table this
+  instance holds is reconciled with its log (``services.table.reconcile``; also on taking a
+  table over);
+* ``POKER_TABLE_RECONCILE_GRACE`` (default 30 s): how long an escrow no log accounts for must
+  stay unchanged before its chips go back to cash.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ class TableConfig:
     instance: str
     snapshot_every: int
     presence_heartbeat: float
+    reconcile_every: float
+    reconcile_grace: float
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> TableConfig:
@@ -54,4 +61,6 @@ class TableConfig:
             instance=env_str(env, "POKER_TABLE_INSTANCE", f"table-{socket.gethostname()}-{os.getpid()}"),
             snapshot_every=env_int(env, "POKER_TABLE_SNAPSHOT_EVERY", 10, minimum=1),
             presence_heartbeat=env_float(env, "POKER_TABLE_PRESENCE_HEARTBEAT", 2.0, minimum=0.01),
+            reconcile_every=env_float(env, "POKER_TABLE_RECONCILE_EVERY", 60.0, minimum=0.1),
+            reconcile_grace=env_float(env, "POKER_TABLE_RECONCILE_GRACE", 30.0, minimum=0.1),
         )

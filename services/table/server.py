@@ -67,8 +67,17 @@ async def start(config: TableConfig, *, wallet: Wallet | None = None) -> TableSe
         events = JetStreamTableEvents(js, stream=config.stream, nc=nc)  # lean appends (eventstore.acks)
         store = TableStore(events, partitions=config.partitions)
         ownership = KvOwnership(kv, name=config.instance, ttl=config.lease_ttl)
-        app = TableApp(store=store, ownership=ownership, wallet=wallet, snapshot_every=config.snapshot_every)
+        app = TableApp(
+            store=store,
+            ownership=ownership,
+            wallet=wallet,
+            snapshot_every=config.snapshot_every,
+            reconcile_every=config.reconcile_every,
+            reconcile_grace=config.reconcile_grace,
+        )
         ownership.on_lost = app.drop_partition
+        if app.reconciler is not None:
+            app.reconciler.start()
         presence = PresenceTracker(
             publish=nc.publish,
             instance=config.instance,

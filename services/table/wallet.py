@@ -9,6 +9,7 @@ back as ``WalletRefused`` with the wallet's own code, reason and metadata, so th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import grpc
@@ -30,6 +31,17 @@ class WalletRefused(ServiceError):
         self.reason = reason or "WALLET_ERROR"  # type: ignore[misc]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Escrow:
+    """One player's escrow account at a table as the wallet reports it (``ListTableEscrows``)."""
+
+    player: str
+    balance: int  # posted chips the player holds there
+    reserved: int  # of which a hand has reserved (pending debits)
+    credited: int  # every chip ever posted in (only grows)
+    debited: int  # every chip ever posted out (only grows)
+
+
 class Wallet(Protocol):
     async def buy_in(self, *, request_id: str, table_id: str, player: str, amount: int) -> bool:
         """Move ``amount`` from the player's cash to their escrow at the table; True when the
@@ -43,21 +55,27 @@ class Wallet(Protocol):
         ``after_hand`` of the table (0: no hand to wait for)."""
         ...
 
+    async def escrows(self, table_id: str) -> tuple[Escrow, ...]:
+        """The escrows at the table holding chips (posted or reserved), by player."""
+        ...
+
 
 class GrpcWallet:
     def __init__(self, channel: grpc.aio.Channel, *, timeout: float = 5.0) -> None:
         self._stub: Any = wpb_grpc.WalletServiceStub(channel)
         self._timeout = timeout
 
-    async def _call(self, method: Any, request: Any) -> bool:
+    async def _reply(self, method: Any, request: Any) -> Any:
         try:
-            reply = await method(request, metadata=CALLER, timeout=self._timeout)
+            return await method(request, metadata=CALLER, timeout=self._timeout)
         except grpc.RpcError as err:
             rich = rich_error(err)
             raise WalletRefused(
                 code=rich.code, reason=rich.reason, message=rich.message, metadata=dict(rich.metadata)
             ) from None
-        return bool(reply.duplicate)
+
+    async def _call(self, method: Any, request: Any) -> bool:
+        return bool((await self._reply(method, request)).duplicate)
 
     async def buy_in(self, *, request_id: str, table_id: str, player: str, amount: int) -> bool:
         return await self._call(
@@ -73,4 +91,17 @@ class GrpcWallet:
             wpb.CashOutRequest(
                 request_id=request_id, table_id=table_id, player=player, amount=amount, after_hand=after_hand
             ),
+        )
+
+    async def escrows(self, table_id: str) -> tuple[Escrow, ...]:
+        reply = await self._reply(self._stub.ListTableEscrows, wpb.ListTableEscrowsRequest(table_id=table_id))
+        return tuple(
+            Escrow(
+                player=e.player,
+                balance=e.balance.balance,
+                reserved=e.balance.debits_pending,
+                credited=e.balance.credits_posted,
+                debited=e.balance.debits_posted,
+            )
+            for e in reply.escrows
         )

@@ -17,7 +17,7 @@ from services.table.handlers import TableServicer
 from services.table.ownership import Ownership, StaticOwnership
 from services.table.server import spec
 from services.table.store import MemoryTableEvents, TableStore
-from services.table.wallet import WalletRefused
+from services.table.wallet import Escrow, WalletRefused
 from shell.client import channel
 from shell.config import ShellConfig
 from shell.server import RunningServer, start_server
@@ -35,6 +35,10 @@ class FakeWallet:
     calls: list[tuple[str, str, str, int]] = field(default_factory=list)
     fail_cash_out: int = 0  # refuse this many cash-outs (wallet away)
     after_hands: dict[str, int] = field(default_factory=dict)  # cash-out request id -> after_hand
+    # Escrow totals ever posted in and out, and what a hand holds reserved, by (table, player).
+    credited: dict[tuple[str, str], int] = field(default_factory=dict)
+    debited: dict[tuple[str, str], int] = field(default_factory=dict)
+    reserved: dict[tuple[str, str], int] = field(default_factory=dict)
 
     async def buy_in(self, *, request_id: str, table_id: str, player: str, amount: int) -> bool:
         self.calls.append(("buy_in", request_id, player, amount))
@@ -50,6 +54,7 @@ class FakeWallet:
         self.seen[request_id] = ("buy_in", amount)
         self.cash[player] -= amount
         self.escrow[(table_id, player)] = self.escrow.get((table_id, player), 0) + amount
+        self.credited[(table_id, player)] = self.credited.get((table_id, player), 0) + amount
         return False
 
     async def cash_out(
@@ -64,9 +69,32 @@ class FakeWallet:
             )
         if request_id in self.seen:
             return
+        available = self.escrow.get((table_id, player), 0) - self.reserved.get((table_id, player), 0)
+        if available < amount:  # the real wallet never lets an escrow go below zero
+            raise WalletRefused(
+                code=grpc.StatusCode.FAILED_PRECONDITION,
+                reason="INSUFFICIENT_FUNDS",
+                message="not enough chips in escrow",
+                metadata={"available": str(available)},
+            )
         self.seen[request_id] = ("cash_out", amount)
         self.escrow[(table_id, player)] = self.escrow.get((table_id, player), 0) - amount
+        self.debited[(table_id, player)] = self.debited.get((table_id, player), 0) + amount
         self.cash[player] = self.cash.get(player, 0) + amount
+
+    async def escrows(self, table_id: str) -> tuple[Escrow, ...]:
+        self.calls.append(("escrows", table_id, "", 0))
+        return tuple(
+            Escrow(
+                player=p,
+                balance=chips,
+                reserved=self.reserved.get((t, p), 0),
+                credited=self.credited.get((t, p), 0),
+                debited=self.debited.get((t, p), 0),
+            )
+            for (t, p), chips in sorted(self.escrow.items())
+            if t == table_id and (chips or self.reserved.get((t, p), 0))
+        )
 
 
 @dataclass

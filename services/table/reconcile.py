@@ -1,0 +1,258 @@
+"""Escrow reconciliation: chips in a table's escrow that the table's log does not account for
+go back to the player's cash.
+
+Why. JoinTable and TopUp move the chips cash -> escrow in the wallet first, then append to the
+table log. A process that dies between the two (or whose refund after a refused append fails
+before it dies) leaves the chips in ``escrow/{table}/{player}`` with no seat and no log record;
+nothing else would ever return them.
+
+What. For one table this instance owns, the wallet's escrows (``ListTableEscrows``) are
+compared with what the log says each player has there: a seated player's stack (and what
+they committed to a live hand), a player who left the live hand (their chips wait in its pot),
+and the cash-outs and buy-ins this process has in flight for the table. A player the log does
+not seat, with nothing in flight here and nothing reserved by a hand in the wallet, is owed
+nothing by the table: their whole escrow is surplus and is cashed out.
+
+Safety (no chip moved twice):
+
+* **Deterministic ids.** The return's request id is a digest of the table, the player and the
+  escrow's posted totals (credits and debits, which only grow): every pass, or instance, that
+  sees the same orphan sends the same id and amount, and the wallet pays it once. A return
+  whose reply was lost changes those totals, so the next pass sees nothing left.
+* **Grace.** The same escrow (same totals) must be seen unaccounted for on two passes at least
+  ``grace`` seconds apart. A join in flight elsewhere (a fenced previous owner whose buy-in
+  landed and whose append is being refused, then refunded with its own id) finishes well
+  within it; its refund changes the totals and the sighting starts over.
+* **Fresh log, this process's flows.** The holders are read under the table's lock from a
+  model checked against the log's last entry, and players with a join, top-up, refund or
+  cash-out in flight in this process are skipped (their flow finishes first). A join that
+  starts after the decision only adds its own buy-in to the escrow: the return takes the
+  orphan it measured, never more (the wallet refuses an overdraft).
+* **Hands.** Escrow reserved by a hand (pending debits) is skipped until the wallet settles
+  or voids that hand.
+
+A seated player whose escrow holds more than their stack (an orphaned top-up) gets the rest
+back the same way once they have left and their cash-out has gone through.
+
+``plan`` is the pure decision; ``Reconciler`` runs it when this instance takes a table over
+(and once more after the grace period) and every ``every`` seconds for the tables it holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from engine.table_events import PlayerLeft
+from services.table.model import TableModel
+from services.table.wallet import Escrow
+from shell.logs import get_logger
+
+RETURN_PREFIX = "reconcile:"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sighting:
+    """An escrow seen unaccounted for, first at ``since`` (seconds, monotonic)."""
+
+    escrow: Escrow
+    since: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Return:
+    player: str
+    amount: int
+    request_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    returns: tuple[Return, ...]
+    sightings: Mapping[str, Sighting]  # by player: the next pass compares with these
+
+
+def return_id(table_id: str, escrow: Escrow) -> str:
+    """The request id of the return of ``escrow``'s surplus: the same for the same orphan,
+    whoever computes it (fits the wallet's 128-character id alphabet whatever the ids)."""
+    key = f"{table_id}/{escrow.player}/{escrow.credited}/{escrow.debited}".encode()
+    return RETURN_PREFIX + hashlib.sha256(key).hexdigest()[:32]
+
+
+def holders(model: TableModel) -> frozenset[str]:
+    """Players the log says have chips at the table: seated ones, and those who left the live
+    hand (what they committed waits in its pot until the wallet settles it)."""
+    state = model.state
+    if state is None:
+        return frozenset()
+    out = {occ.player for occ in state.seats.values()}
+    if model.current_hand is not None:
+        out.update(e.player for e in model.hand_log if isinstance(e, PlayerLeft))
+    return frozenset(out)
+
+
+def plan(
+    *,
+    table_id: str,
+    escrows: Sequence[Escrow],
+    holders: frozenset[str],
+    busy: frozenset[str],
+    sightings: Mapping[str, Sighting],
+    now: float,
+    grace: float,
+) -> Plan:
+    """Which escrows to return now, and what to remember for the next pass (see the module
+    docstring). An escrow that changed, or is accounted for again, starts over."""
+    returns: list[Return] = []
+    seen: dict[str, Sighting] = {}
+    for escrow in escrows:
+        if escrow.balance <= 0 or escrow.reserved > 0:
+            continue
+        if escrow.player in holders or escrow.player in busy:
+            continue
+        before = sightings.get(escrow.player)
+        if before is None or before.escrow != escrow:
+            seen[escrow.player] = Sighting(escrow=escrow, since=now)
+            continue
+        seen[escrow.player] = before
+        if now - before.since >= grace:
+            returns.append(
+                Return(player=escrow.player, amount=escrow.balance, request_id=return_id(table_id, escrow))
+            )
+    return Plan(returns=tuple(returns), sightings=seen)
+
+
+# -- shell -------------------------------------------------------------------------------------
+
+
+class EscrowWallet(Protocol):
+    async def escrows(self, table_id: str) -> tuple[Escrow, ...]: ...
+
+    async def cash_out(
+        self, *, request_id: str, table_id: str, player: str, amount: int, after_hand: int = 0
+    ) -> None: ...
+
+
+class TableSide(Protocol):
+    """What the reconciler needs of the table application."""
+
+    def owned_tables(self) -> list[str]: ...
+
+    def money_in_flight(self, table_id: str) -> frozenset[str]:
+        """Players with a buy-in, refund or cash-out in flight at the table in this process."""
+        ...
+
+    async def escrow_holders(self, table_id: str) -> frozenset[str]:
+        """``holders`` of a fresh model of a table we own (raises if we do not)."""
+        ...
+
+
+class Reconciler:
+    def __init__(
+        self,
+        *,
+        wallet: EscrowWallet,
+        side: TableSide,
+        every: float,
+        grace: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._wallet = wallet
+        self._side = side
+        self._every = every
+        self._grace = grace
+        self._clock = clock
+        self._sightings: dict[str, Mapping[str, Sighting]] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._gaining: set[str] = set()
+        self._periodic: asyncio.Task[None] | None = None
+        self._log = get_logger()
+
+    def start(self) -> None:
+        """Reconcile every table we hold every ``every`` seconds (call from a running loop)."""
+        if self._periodic is None:
+            self._periodic = asyncio.get_running_loop().create_task(self._every_so_often())
+
+    def gained(self, table_id: str) -> None:
+        """We just took ``table_id`` over: reconcile now, and again once the grace is over."""
+        if table_id in self._gaining:
+            return
+        self._gaining.add(table_id)
+        task = asyncio.get_running_loop().create_task(self._after_gain(table_id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def close(self) -> None:
+        tasks = [*self._tasks, *([self._periodic] if self._periodic is not None else [])]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._periodic = None
+
+    async def _after_gain(self, table_id: str) -> None:
+        try:
+            await self.run_once(table_id)
+            # A little past the grace, so that the second sighting is old enough by any clock.
+            await asyncio.sleep(self._grace * 1.05 + 0.05)
+            await self.run_once(table_id)
+        finally:
+            self._gaining.discard(table_id)
+
+    async def _every_so_often(self) -> None:
+        while True:
+            await asyncio.sleep(self._every)
+            for table_id in self._side.owned_tables():
+                await self.run_once(table_id)
+
+    async def run_once(self, table_id: str) -> tuple[Return, ...]:
+        """One pass over ``table_id``: the returns it made (or tried). Never raises but for
+        cancellation: a pass that cannot complete forgets what it saw and tries next time."""
+        lock = self._locks.setdefault(table_id, asyncio.Lock())
+        async with lock:
+            try:
+                busy = self._side.money_in_flight(table_id)
+                escrows = await self._wallet.escrows(table_id)
+                if not escrows:
+                    self._sightings.pop(table_id, None)
+                    return ()
+                holding = await self._side.escrow_holders(table_id)
+            except Exception as exc:
+                self._sightings.pop(table_id, None)
+                self._log.info("table.reconcile_skipped", table_id=table_id, error=str(exc))
+                return ()
+            decided = plan(
+                table_id=table_id,
+                escrows=escrows,
+                holders=holding,
+                busy=busy | self._side.money_in_flight(table_id),
+                sightings=self._sightings.get(table_id, {}),
+                now=self._clock(),
+                grace=self._grace,
+            )
+            self._sightings[table_id] = decided.sightings
+            for r in decided.returns:
+                try:
+                    await self._wallet.cash_out(
+                        request_id=r.request_id, table_id=table_id, player=r.player, amount=r.amount
+                    )
+                except Exception as exc:  # the same id again next pass, if the escrow is unchanged
+                    self._log.warning(
+                        "table.escrow_return_failed", table_id=table_id, player=r.player, error=str(exc)
+                    )
+                    continue
+                self._log.warning(
+                    "table.escrow_returned",
+                    table_id=table_id,
+                    player=r.player,
+                    chips=r.amount,
+                    request_id=r.request_id,
+                )
+            return decided.returns
