@@ -382,13 +382,8 @@ class TableApp:
         reserved) is then enough."""
         model = self._tables.get(table_id)
         n = left.after_hand
-        voided = (
-            n
-            and model is not None
-            and n <= len(model.hand_order)
-            and model.hands[model.hand_order[n - 1]].voided
-        )
-        return 0 if voided else n
+        record = model.hand_number(n) if n and model is not None else None
+        return 0 if record is not None and record.voided else n
 
     async def _cash_out_retrying(self, table_id: str, version: int, left: Left) -> None:
         # The wallet refuses until the hand the chips come out of is settled or voided there
@@ -741,7 +736,7 @@ class TableApp:
         def decide(model: TableModel) -> Sequence[LogEvent]:
             state = model.state
             assert state is not None
-            if hand_id not in model.hands:
+            if hand_id not in model.hands and hand_id not in state.hand_ids:
                 raise HandNotFound(table_id, hand_id)
             self._check_live(model, hand_id)
             hs = state.hand
@@ -783,7 +778,7 @@ class TableApp:
         model = await self.model(table_id)
         record = model.hands.get(hand_id)
         if record is None:
-            raise HandNotFound(table_id, hand_id)
+            return model, await self._older_hand(model, hand_id)
         log: tuple[LogEvent, ...]
         if not record.finished or hand_id == model.hand_order[-1]:
             log = tuple(model.hand_log)
@@ -792,6 +787,19 @@ class TableApp:
         else:
             log = tuple(await self._read_hand_log(table_id, record))
         return model, HandAt(record=record, log=log, commitment=_commitment(log))
+
+    async def _older_hand(self, model: TableModel, hand_id: str) -> HandAt:
+        """A hand older than the model's index (``model.HANDS_KEPT``), found in the log; an id the
+        table never scheduled (the engine keeps every one) is answered without reading."""
+        oldest = model.oldest_indexed
+        found = None
+        if oldest is not None and model.state is not None and hand_id in model.state.hand_ids:
+            found = await self.store.find_hand(model.table_id, hand_id, before_sequence=oldest.first_sequence)
+        if found is None:
+            raise HandNotFound(model.table_id, hand_id)
+        record, stored = found
+        log = tuple(_hand_log_of(stored_events=[decode_events(s.envelope) for s in stored]))
+        return HandAt(record=record, log=log, commitment=_commitment(log))
 
     async def _read_hand_log(self, table_id: str, record: HandRecord) -> list[LogEvent]:
         stored = await self.store.read_range(

@@ -2,9 +2,12 @@
 
 ``TableModel`` is the in-memory cache entry of a table: the engine state, the log position
 (version, stream sequence, hash of the last envelope, highest writer epoch seen), the request ids
-already answered (de-duplication), an index of hands (number, first and last versions), and the
-current (or last) hand's log. ``apply`` folds one envelope's events into it; the same code runs
-when loading from snapshot + log, after an append, and for each watcher, so they cannot disagree.
+already answered (de-duplication), an index of the latest ``HANDS_KEPT`` hands (number, first and
+last versions and sequences) with the count of all hands, and the current (or last) hand's log.
+Older hands are found in the log itself (``TableStore.find_hand``), so memory and snapshots stay
+the same size however many hands the table has played. ``apply`` folds one envelope's events into
+it; the same code runs when loading from snapshot + log, after an append, and for each watcher,
+so they cannot disagree.
 
 Engine events go to ``engine.table.evolve``; the service's ``OwnerChanged`` and ``HandVoided``
 (``services.table.events``) are applied here.
@@ -45,6 +48,10 @@ from services.table.events import HandVoided, OwnerChanged
 LogEvent = table.TableLogEvent | OwnerChanged | HandVoided
 
 REQUESTS_KEPT = 10_000  # request ids remembered per table (retries come within seconds)
+# Hands indexed in memory (and in snapshots): the latest ones. GetHand/GetHandHistory of an older
+# hand reads the log to find it (``TableStore.find_hand``); a table's memory and snapshot size
+# must not grow with its age. Read at run time, so tests can lower it.
+HANDS_KEPT = 1_000
 RECENT_HANDS = 16  # finished hands whose events stay in memory for GetHand
 LEFT_KEPT = 100  # recent PlayerLeft facts re-cashed-out by a new owner
 
@@ -111,8 +118,9 @@ class TableModel:
     owner: str = ""  # the writer that appended OwnerChanged with that epoch
     created_at: dt.datetime | None = None
     requests: OrderedDict[str, Outcome] = field(default_factory=OrderedDict)
-    hands: dict[str, HandRecord] = field(default_factory=dict)
-    hand_order: list[str] = field(default_factory=list)
+    hands: dict[str, HandRecord] = field(default_factory=dict)  # the latest HANDS_KEPT hands
+    hand_order: deque[str] = field(default_factory=deque)  # their ids, oldest first
+    hands_total: int = 0  # every hand ever scheduled (the latest hand's number)
     hand_log: list[LogEvent] = field(default_factory=list)  # current (or last) hand, from HandScheduled
     recent: OrderedDict[str, tuple[LogEvent, ...]] = field(default_factory=OrderedDict)
     # The latest players who left, with the version of their PlayerLeft: a new owner cashes them
@@ -158,13 +166,16 @@ class TableModel:
                     table.evolve(self.state, event)
                     if isinstance(event, HandScheduled):
                         hand_id = event.hand_id
+                        self.hands_total += 1
                         self.hands[event.hand_id] = HandRecord(
                             hand_id=event.hand_id,
-                            number=len(self.hand_order) + 1,
+                            number=self.hands_total,
                             first_version=version,
                             first_sequence=sequence,
                         )
                         self.hand_order.append(event.hand_id)
+                        while len(self.hand_order) > max(1, HANDS_KEPT):
+                            del self.hands[self.hand_order.popleft()]
                         self.hand_log = [event]
                     elif self.current_hand is not None:
                         self.hand_log.append(event)
@@ -192,6 +203,16 @@ class TableModel:
             self.requests.popitem(last=False)
         return outcome
 
+    def hand_number(self, number: int) -> HandRecord | None:
+        """The hand with this number if it is still indexed in memory (the latest hands)."""
+        i = number - (self.hands_total - len(self.hand_order)) - 1
+        return self.hands[self.hand_order[i]] if 0 <= i < len(self.hand_order) else None
+
+    @property
+    def oldest_indexed(self) -> HandRecord | None:
+        """The oldest hand indexed in memory; every hand before it is only in the log."""
+        return self.hands[self.hand_order[0]] if self.hand_order else None
+
     def _finish(self, version: int, sequence: int) -> None:
         record = self.hands[self.hand_order[-1]]
         record.last_version, record.last_sequence = version, sequence
@@ -206,7 +227,7 @@ class TableModel:
         s = self.state
         if s is None or s.plan is None or not self.hand_order or seat not in s.plan.dealt:
             return 0
-        return self.hands[self.hand_order[-1]].number
+        return self.hands_total
 
     def _void(self, event: HandVoided, version: int, sequence: int) -> list[Left]:
         """Fold ``HandVoided``; returns what players who already left the hand had committed

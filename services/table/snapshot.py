@@ -1,7 +1,10 @@
 """Snapshots of a folded table at hand boundaries: a cache to start faster, never evidence.
 
 A snapshot is JSON (``FORMAT``) of a ``TableModel`` taken between hands (no hand live): the
-engine's ``TableState`` fields, the log position, the request ids remembered and the hand index.
+engine's ``TableState`` fields, the log position, the latest request ids and the index of the
+latest hands (``model.HANDS_KEPT``, with the count of all hands: older hands are found in the
+log), so its size does not grow with the number of hands played (except the engine's own state:
+see README, table service, snapshots).
 It is tagged (``eventstore.Snapshot``) with the last stream sequence and the engine version; a
 reader uses it only if the engine version matches, and then folds the log after its sequence.
 The dispute replay never reads snapshots: it re-folds the log.
@@ -19,9 +22,12 @@ import json
 from collections import OrderedDict
 
 from engine import codec, table
+from services.table import model as table_model
 from services.table.model import HandRecord, Left, Outcome, TableModel
 
-FORMAT = 2  # 2: a left player's chips carry the hand they come out of (after_hand)
+# 2: a left player's chips carry the hand they come out of (after_hand).
+# 3: only the latest HANDS_KEPT hands are indexed, plus "hands_total" (the count of all hands).
+FORMAT = 3
 SNAPSHOT_REQUESTS = 1_000  # request ids kept in a snapshot (retries come within seconds)
 
 
@@ -65,6 +71,7 @@ def encode(model: TableModel) -> bytes:
             ]
             for h in (model.hands[i] for i in model.hand_order)
         ],
+        "hands_total": model.hands_total,
         "hand_log": [codec.encode(e) for e in model.hand_log],
         "left_log": [[v, x.seat, x.player, x.chips, x.after_hand] for v, x in model.left_log],
         "state": table.to_snapshot(s),
@@ -100,7 +107,9 @@ def decode(data: bytes) -> TableModel:
         )
         for rid, v, seated, left, pending, hand_id in doc["requests"]
     )
-    for hand_id, number, fv, fs, lv, ls, voided in doc["hands"]:
+    model.hands_total = doc["hands_total"]
+    # The fold keeps the latest HANDS_KEPT hands; so does a restored model (should it change).
+    for hand_id, number, fv, fs, lv, ls, voided in doc["hands"][-max(1, table_model.HANDS_KEPT) :]:
         model.hands[hand_id] = HandRecord(
             hand_id=hand_id,
             number=number,

@@ -7,12 +7,14 @@ tests) and ``JetStreamTableEvents`` extend the two event stores of ``libs/events
 
 ``TableStore`` turns engine values into envelopes and back: each event is
 ``Event{type=<class name>, payload=engine.codec JSON}``; ``load`` rebuilds a ``TableModel`` from
-the newest snapshot (if its engine version matches) and the log after it.
+the newest snapshot (if its engine version matches) and the log after it; ``find_hand`` finds a
+hand older than the model's index (``model.HANDS_KEPT``) in the log itself.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import json
 from collections.abc import AsyncGenerator, Sequence
@@ -23,6 +25,7 @@ from nats.js import JetStreamContext, api
 from nats.js.errors import NotFoundError
 
 from engine import codec
+from engine.table_events import HandScheduled
 from eventstore import codec as envelope_codec
 from eventstore.chain import GENESIS, seal
 from eventstore.envelope import AppendResult, Draft, Envelope, RecordedEvent, Snapshot, StoredEnvelope
@@ -30,7 +33,7 @@ from eventstore.jetstream import JetStreamEventStore
 from eventstore.memory import InMemoryEventStore
 from eventstore.subjects import table_subject
 from services.table import payload, snapshot
-from services.table.model import LogEvent, TableModel
+from services.table.model import HandRecord, LogEvent, TableModel
 
 ENGINE_VERSION = "openpoker-engine/0.1"
 AUDIT_STREAM = "RNG_AUDIT"  # written by the dealer (services.dealer.audit)
@@ -235,8 +238,71 @@ class TableStore:
     async def read_range(
         self, table_id: str, *, after_sequence: int, last_version: int
     ) -> list[StoredEnvelope]:
-        stored = await self.events.read(self.subject(table_id), after_sequence=after_sequence)
-        return [s for s in stored if s.envelope.version <= last_version]
+        """Envelopes after ``after_sequence`` up to version ``last_version``: read as a stream that
+        stops there, not the whole rest of the log (an old hand of a long-lived table)."""
+        subject = self.subject(table_id)
+        last = await self.events.last(subject)
+        out: list[StoredEnvelope] = []
+        if last is None:
+            return out
+        async with contextlib.aclosing(self._scan(subject, after_sequence, last.sequence)) as stream:
+            async for stored in stream:
+                if stored.envelope.version > last_version:
+                    break
+                out.append(stored)
+                if stored.envelope.version == last_version:
+                    break
+        return out
+
+    async def find_hand(
+        self, table_id: str, hand_id: str, *, before_sequence: int
+    ) -> tuple[HandRecord, list[StoredEnvelope]] | None:
+        """A hand that started before stream sequence ``before_sequence`` (the first envelope of
+        the oldest hand the model still indexes, which exists): its record and its envelopes,
+        found by reading the log from the start (hands are numbered by their ``HandScheduled``
+        in log order, as the fold does). None if no such hand. Hands never overlap, so the hand
+        is over before ``before_sequence``. Only ``HandScheduled`` payloads are decoded."""
+        number = 0
+        record: HandRecord | None = None
+        out: list[StoredEnvelope] = []
+        subject = self.subject(table_id)
+        async with contextlib.aclosing(self._scan(subject, 0, before_sequence - 1)) as stream:
+            async for stored in stream:
+                env = stored.envelope
+                for recorded in env.events:
+                    if recorded.type == "HandScheduled" and record is None:
+                        number += 1
+                        event = from_recorded(recorded)
+                        if isinstance(event, HandScheduled) and event.hand_id == hand_id:
+                            record = HandRecord(
+                                hand_id=hand_id,
+                                number=number,
+                                first_version=env.version,
+                                first_sequence=stored.sequence,
+                            )
+                    elif record is not None and recorded.type in ("HandEnded", "HandVoided"):
+                        record.last_version, record.last_sequence = env.version, stored.sequence
+                        record.voided = recorded.type == "HandVoided"
+                if record is not None:
+                    out.append(stored)
+                    if record.finished:
+                        return record, out
+        return None
+
+    async def _scan(
+        self, subject: str, after_sequence: int, through: int
+    ) -> AsyncGenerator[StoredEnvelope, None]:
+        """Envelopes on ``subject`` after ``after_sequence`` through sequence ``through``, as a
+        stream (bounded memory). A message at or after ``through`` must exist on ``subject``."""
+        if through <= after_sequence:
+            return
+        async with contextlib.aclosing(self.events.follow(subject, after_sequence=after_sequence)) as stream:
+            async for stored in stream:
+                if stored.sequence > through:
+                    return
+                yield stored
+                if stored.sequence >= through:
+                    return
 
     @staticmethod
     def snapshot_of(model: TableModel) -> Snapshot:
