@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -184,7 +185,10 @@ class Reconciler:
         if table_id in self._gaining:
             return
         self._gaining.add(table_id)
-        task = asyncio.get_running_loop().create_task(self._after_gain(table_id))
+        # A fresh context: the pass is not part of the RPC that happened to load the table.
+        task = asyncio.get_running_loop().create_task(
+            self._after_gain(table_id), context=contextvars.Context()
+        )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

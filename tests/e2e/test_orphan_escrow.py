@@ -1,0 +1,109 @@
+"""A table service that dies between the wallet's buy-in and its append leaves chips in escrow
+with no seat behind them: the instance that takes the table over returns them to the player's
+cash, once, and the chips add up (cash + escrow + rake = deposits). Real processes: nats-server,
+wallet, table, dealer, rng (``pokerctl.local.LocalSystem``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from poker.wallet.v1 import wallet_service_pb2 as wpb
+from pokerctl.bots import buy_in_for, table_config
+from pokerctl.chips import balance, check_chips, house_balance
+from pokerctl.local import LocalSystem
+from tests.e2e.helpers import CALLER, Clients
+
+# Short leases (a restarted table service owns its tables again soon) and a short reconciliation
+# cycle, so the test takes seconds; the defaults are 10 s, 60 s and 30 s.
+ENV = {
+    "POKER_TABLE_LEASE_TTL": "2",
+    "POKER_TABLE_RECONCILE_EVERY": "0.5",
+    "POKER_TABLE_RECONCILE_GRACE": "1",
+}
+AS_TABLE = (("x-caller", "table"),)
+
+
+@pytest.fixture(scope="module")
+def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
+    data_dir: Path = tmp_path_factory.mktemp("e2e-orphan")
+    saved = {key: os.environ.get(key) for key in ENV}
+    os.environ.update(ENV)
+    local = LocalSystem(data_dir=data_dir, free_ports=True)
+    try:
+        asyncio.run(local.start())
+        yield local
+    finally:
+        asyncio.run(local.stop())
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+async def returns_of(c: Clients, player: str) -> list[str]:
+    got = await c.wallet.ListTransfers(
+        wpb.ListTransfersRequest(account=f"cash/{player}", page_size=500), timeout=5, metadata=CALLER
+    )
+    return [t.id for t in got.transfers if t.code == wpb.TRANSFER_CODE_CASH_OUT]
+
+
+async def test_a_buy_in_orphaned_by_a_crash_goes_back_to_cash(system: LocalSystem) -> None:
+    table_id = "orphan-1"
+    config = table_config("holdem", "nl", clock_ms=60_000)
+    buy_in = buy_in_for(config)
+    wallet_target, table_target = system.targets["wallet"], system.targets["table"]
+    house = await house_balance(wallet_target)
+    async with Clients(system) as c:
+        await c.create(table_id, config)
+        await c.seat(table_id, "ann", buy_in)  # deposits 10_000; one player: no hand is dealt
+        await c.wallet.Deposit(
+            wpb.DepositRequest(request_id=str(uuid.uuid4()), player="bob", amount=10_000),
+            timeout=5,
+            metadata=CALLER,
+        )
+        # bob's JoinTable as the table service runs it: the wallet's buy-in first ...
+        await c.wallet.BuyIn(
+            wpb.BuyInRequest(
+                request_id=f"{uuid.uuid4()}:buy-in", table_id=table_id, player="bob", amount=buy_in
+            ),
+            timeout=5,
+            metadata=AS_TABLE,
+        )
+        assert await balance(c.wallet, f"escrow/{table_id}/bob") == buy_in
+    # ... and the process dies before its append: no seat, no log record.
+    await system.restart("table", kill=True)
+    async with Clients(system) as c:
+        table = await c.wait(table_id, lambda t: True, what="the restarted table service")
+        assert {s.player_id for s in table.seats if s.player_id} == {"ann"}
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 60.0  # a liveness guard, not a timing assertion
+        while await balance(c.wallet, "cash/bob") != 10_000:
+            assert loop.time() < end, "the orphaned escrow never went back to cash"
+            await asyncio.sleep(0.2)
+            # Tables are taken over on use: the first view after the dead instance's lease
+            # expired makes this instance the owner (then it reconciles the table's escrow).
+            await c.view(table_id)
+        assert await balance(c.wallet, f"escrow/{table_id}/bob") == 0
+        assert await balance(c.wallet, f"escrow/{table_id}/ann") == buy_in  # seated: untouched
+        await asyncio.sleep(2.0)  # a few more reconciliation passes: nothing moves again
+        (returned,) = await returns_of(c, "bob")
+        assert returned.startswith("cash_out/reconcile:")
+        assert await returns_of(c, "ann") == []
+        assert await balance(c.wallet, "cash/bob") == 10_000
+    report = await check_chips(
+        table_target=table_target,
+        wallet_target=wallet_target,
+        table_ids=[table_id],
+        players={table_id: {"ann", "bob"}},
+        deposits=20_000,
+        house_before=house,
+        attempts=1,
+    )
+    assert report.conserved, report.problems
