@@ -13,7 +13,15 @@ import json
 import platform
 import sys
 
-BENCHMARKS: tuple[str, ...] = ("ranking", "eventstore", "services", "wallet", "engine", "system")
+BENCHMARKS: tuple[str, ...] = (
+    "ranking",
+    "eventstore",
+    "services",
+    "wallet",
+    "engine",
+    "system",
+    "table_snapshot",
+)
 
 
 def main() -> int:

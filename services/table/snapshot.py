@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections import OrderedDict
+from itertools import islice
 
 from engine import codec, table
 from services.table import model as table_model
@@ -57,7 +58,8 @@ def encode(model: TableModel) -> bytes:
                 o.pending_leave,
                 o.hand_id,
             ]
-            for rid, o in list(model.requests.items())[-SNAPSHOT_REQUESTS:]
+            # The latest ones, oldest first, without copying all REQUESTS_KEPT of them first.
+            for rid, o in reversed(list(islice(reversed(model.requests.items()), SNAPSHOT_REQUESTS)))
         ],
         "hands": [
             [
