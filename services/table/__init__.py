@@ -4,8 +4,9 @@ Shape (STYLE.md): ``config`` (environment), ``server`` (wiring, clean stop), ``h
 identity, protobuf -> app -> protobuf), ``app`` (load -> fold -> decide -> append, retries,
 fencing, wallet flows), ``model`` (the fold of one table log), ``store`` (envelopes on JetStream
 or in memory, snapshots), ``snapshot`` (snapshot codec), ``ownership`` (partition leases),
-``wallet`` (the wallet port), ``mapping`` (pure protobuf <-> domain), ``errors``, ``events``
-(the service's own ``OwnerChanged`` and ``HandVoided``).
+``wallet`` (the wallet port), ``retrying`` (background cash-outs and refunds: back-off, when to
+stop), ``reconcile`` (escrow no log accounts for goes back to cash), ``mapping`` (pure protobuf
+<-> domain), ``errors``, ``events`` (the service's own ``OwnerChanged`` and ``HandVoided``).
 
 Events the dealer reacts to
 ---------------------------
