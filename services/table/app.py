@@ -326,12 +326,15 @@ class TableApp:
         """Encode the snapshot once the command that ended the hand has answered (its reply is
         already with gRPC when this task runs): encoding a table with a long history takes
         milliseconds, which that player's reply no longer waits for. Under the table's lock, and
-        only if nothing was appended since (else the next hand boundary takes one)."""
+        only if nothing was appended since (else the next hand boundary takes one). Encoded in a
+        worker thread: every change to a model is made under its table's lock, which this holds,
+        so the thread reads a still model, and the event loop (other tables) gets the interpreter
+        back every switch interval (5 ms) instead of waiting for the whole encoding."""
         async with self._lock(model.table_id):
             state = model.state
             if model.version != version or state is None or state.hand is not None:
                 return
-            snap = self.store.snapshot_of(model)
+            snap = await asyncio.to_thread(self.store.snapshot_of, model)
         await self._save_snapshot(snap)
 
     async def _save_snapshot(self, snap: Snapshot) -> None:
