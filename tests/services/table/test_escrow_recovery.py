@@ -308,3 +308,28 @@ async def test_reconciliation_runs_periodically_and_stops_on_shutdown(wallet: Fa
     after = sum(1 for c in wallet.calls if c[0] == "escrows")
     await asyncio.sleep(0.1)
     assert sum(1 for c in wallet.calls if c[0] == "escrows") == after  # nothing runs after close
+
+
+async def test_a_late_retry_of_an_orphaned_top_up_takes_nothing_from_a_later_seat(
+    svc: Running, wallet: FakeWallet
+) -> None:
+    await create(svc.stub)
+    await join(svc.stub, "bob", 1, buy_in=100)
+    lost = rid()  # a top-up whose table process died between the buy-in and the append
+    await wallet.buy_in(request_id=f"{lost}:top-up", table_id="t1", player="bob", amount=100)
+    await leave(svc, "bob")  # cashes out the 100 stack; the orphaned 100 stays in escrow
+    await svc.app.drain()
+    reconciler = svc.app.reconciler
+    assert reconciler is not None
+    assert await reconciler.run_once("t1") == ()
+    assert len(await reconciler.run_once("t1")) == 1  # the orphan's 100 goes back
+    await join(svc.stub, "bob", 2, buy_in=100)
+    assert (wallet.cash["bob"], wallet.escrow[("t1", "bob")]) == (900, 100)
+    # The client retries the lost top-up much later: refused, and the new seat keeps its chips.
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await svc.stub.TopUp(pb.TopUpRequest(request_id=lost, table="tables/t1", player_id="bob", amount=100))
+    assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    await svc.app.drain()
+    assert (wallet.cash["bob"], wallet.escrow[("t1", "bob")]) == (900, 100)
+    table = (await svc.stub.GetTable(pb.GetTableRequest(name="tables/t1"))).table
+    assert {s.player_id: s.stack for s in table.seats if s.player_id} == {"bob": 100}
