@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import datetime as dt
 import uuid
 from collections import Counter
@@ -315,6 +316,10 @@ class TableApp:
         voided = any(isinstance(e, HandVoided) for e in events)
         if state.hand is None and (voided or (ended and state.hands_played % self._snapshot_every == 0)):
             self._spawn(self._snapshot_after_reply(model, model.version))
+        if (ended or voided) and model.hand_order:
+            record = model.hands[model.hand_order[-1]]
+            if record.finished:  # where the hand is in the log, for when it leaves the model's index
+                self._spawn(self._save_hand(model.table_id, dataclasses.replace(record)))
         # Players who left as a follow-on of someone else's command (a leave requested during
         # the hand), and what players who left a hand had committed to it when it is voided, are
         # cashed out here; LeaveTable's own leaves are tried at once by ``leave`` as well.
@@ -336,6 +341,12 @@ class TableApp:
                 return
             snap = await asyncio.to_thread(self.store.snapshot_of, model)
         await self._save_snapshot(snap)
+
+    async def _save_hand(self, table_id: str, record: HandRecord) -> None:
+        try:
+            await self.store.events.save_hand(table_id, record)
+        except Exception as exc:  # a cache: an old hand without an entry is found in the log
+            self._log.warning("table.hand_index_failed", table_id=table_id, error=str(exc))
 
     async def _save_snapshot(self, snap: Snapshot) -> None:
         try:
@@ -513,11 +524,7 @@ class TableApp:
                 prior = model.requests.get(request_id)
             if prior is not None:
                 return Committed(model=model, outcome=prior, duplicate=True, events=())
-            if self.reconciler is None:
-                await self._refund(request_id, table_id, player, amount)
-            # else the escrow reconciliation returns the earlier attempt's chips, under one id per
-            # orphan: a refund here, under another id, could come after that return (a late
-            # retry) and take chips that back a seat taken since, or race the first attempt.
+            await self._refund(request_id, table_id, player, amount)
             raise RequestSpent(request_id=request_id)
         try:
             return await self.execute(table_id, request_id=request_id, decide=decide)

@@ -14,6 +14,7 @@ hand older than the model's index (``model.HANDS_KEPT``) in the log itself.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import datetime as dt
 import json
@@ -22,7 +23,8 @@ from typing import Protocol
 
 from nats.aio.client import Client as Nats
 from nats.js import JetStreamContext, api
-from nats.js.errors import NotFoundError
+from nats.js.errors import KeyNotFoundError, NotFoundError
+from nats.js.kv import KeyValue
 
 from engine import codec
 from engine.table_events import HandScheduled
@@ -31,6 +33,7 @@ from eventstore.chain import GENESIS, seal
 from eventstore.envelope import AppendResult, Draft, Envelope, RecordedEvent, Snapshot, StoredEnvelope
 from eventstore.jetstream import JetStreamEventStore
 from eventstore.memory import InMemoryEventStore
+from eventstore.streams import BucketSettings, ensure_bucket
 from eventstore.subjects import table_subject
 from services.table import payload, snapshot
 from services.table.model import HandRecord, LogEvent, TableModel
@@ -62,6 +65,15 @@ class TableEvents(Protocol):
         """Every table id with a log, in creation order."""
         ...
 
+    async def save_hand(self, table_id: str, record: HandRecord) -> None:
+        """Remember where a finished hand is in the log (the hand index, a cache like snapshots:
+        ``TableStore.find_hand`` checks an entry against the log and falls back to reading it)."""
+        ...
+
+    async def load_hand(self, table_id: str, hand_id: str) -> HandRecord | None:
+        """The remembered record of a finished hand, or None."""
+        ...
+
     async def revealed_seed(self, table_id: str, hand_id: str) -> str:
         """The hand's seed (hex) from the audit record of reveals, or "" if not revealed yet.
 
@@ -79,6 +91,14 @@ class MemoryTableEvents(InMemoryEventStore):
     def __init__(self) -> None:
         super().__init__()
         self.reveals: dict[tuple[str, str], str] = {}  # (table, hand) -> seed hex, set by tests
+        self.hand_index: dict[tuple[str, str], bytes] = {}  # (table, hand) -> hand_value()
+
+    async def save_hand(self, table_id: str, record: HandRecord) -> None:
+        self.hand_index[table_id, record.hand_id] = hand_value(record)
+
+    async def load_hand(self, table_id: str, hand_id: str) -> HandRecord | None:
+        data = self.hand_index.get((table_id, hand_id))
+        return None if data is None else hand_of_value(hand_id, data)
 
     async def revealed_seed(self, table_id: str, hand_id: str) -> str:
         return self.reveals.get((table_id, hand_id), "")
@@ -104,6 +124,29 @@ class JetStreamTableEvents(JetStreamEventStore):
         super().__init__(js, stream=stream, nc=nc)
         self._created: dict[str, int] = {}  # table id -> first stream sequence (never changes)
         self._reveals: dict[str, tuple[int, dict[str, str]]] = {}  # table -> (last seq read, seeds)
+        self._hands: KeyValue | None = None
+
+    async def _hand_bucket(self) -> KeyValue:
+        """The hand index bucket, created on first use with the events stream's replicas."""
+        if self._hands is None:
+            info = await self._js.stream_info(self._stream)
+            replicas = info.config.num_replicas or 1
+            self._hands = await ensure_bucket(
+                self._js, BucketSettings(bucket=HANDS_BUCKET, replicas=replicas)
+            )
+        return self._hands
+
+    async def save_hand(self, table_id: str, record: HandRecord) -> None:
+        kv = await self._hand_bucket()
+        await kv.put(hand_key(table_id, record.hand_id), hand_value(record))
+
+    async def load_hand(self, table_id: str, hand_id: str) -> HandRecord | None:
+        kv = await self._hand_bucket()
+        try:
+            entry = await kv.get(hand_key(table_id, hand_id))
+        except KeyNotFoundError:
+            return None
+        return None if not entry.value else hand_of_value(hand_id, entry.value)
 
     async def revealed_seed(self, table_id: str, hand_id: str) -> str:
         subject = f"{AUDIT_PREFIX}.{table_id}"
@@ -145,6 +188,44 @@ class JetStreamTableEvents(JetStreamEventStore):
                     continue
                 self._created[table_id] = int(raw.seq or 0)
         return [t for t, _ in sorted(self._created.items(), key=lambda kv: kv[1])]
+
+
+# The hand index (``TableEvents.save_hand``): KV bucket, key ``<table id>.<hand id>`` (each
+# base64url, as ids may hold characters keys may not), value JSON [number, first_version,
+# first_sequence, last_version, last_sequence, voided].
+HANDS_BUCKET = "poker-table-hands"
+
+
+def _token(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode()
+
+
+def hand_key(table_id: str, hand_id: str) -> str:
+    return f"{_token(table_id)}.{_token(hand_id)}"
+
+
+def hand_value(record: HandRecord) -> bytes:
+    r = record
+    return json.dumps(
+        [r.number, r.first_version, r.first_sequence, r.last_version, r.last_sequence, r.voided]
+    ).encode()
+
+
+def hand_of_value(hand_id: str, data: bytes) -> HandRecord | None:
+    """The record, or None if ``data`` is not one (a cache: the caller reads the log instead)."""
+    try:
+        number, fv, fs, lv, ls, voided = json.loads(data)
+        return HandRecord(
+            hand_id=hand_id,
+            number=int(number),
+            first_version=int(fv),
+            first_sequence=int(fs),
+            last_version=int(lv),
+            last_sequence=int(ls),
+            voided=bool(voided),
+        )
+    except (ValueError, TypeError):
+        return None
 
 
 # Payload bytes -> the event they decode to. Decoding is a pure function of the payload (the
@@ -258,10 +339,34 @@ class TableStore:
         self, table_id: str, hand_id: str, *, before_sequence: int
     ) -> tuple[HandRecord, list[StoredEnvelope]] | None:
         """A hand that started before stream sequence ``before_sequence`` (the first envelope of
-        the oldest hand the model still indexes, which exists): its record and its envelopes,
-        found by reading the log from the start (hands are numbered by their ``HandScheduled``
-        in log order, as the fold does). None if no such hand. Hands never overlap, so the hand
-        is over before ``before_sequence``. Only ``HandScheduled`` payloads are decoded."""
+        the oldest hand the model still indexes, which exists): its record and its envelopes.
+        None if no such hand. Hands never overlap, so the hand is over before ``before_sequence``.
+
+        First from the hand index (``TableEvents.load_hand``, written after each hand): its
+        entry is used only if the log range it names holds that hand from its ``HandScheduled``
+        to its end. Else (no entry: written by a writer that stopped before saving it, or the
+        index lost) by reading the log from the start, numbering hands by their
+        ``HandScheduled`` in log order as the fold does (only those payloads are decoded), and
+        the entry is saved again."""
+        try:
+            known = await self.events.load_hand(table_id, hand_id)
+        except Exception:  # the index is a cache: without it, read the log
+            known = None
+        if known is not None and known.first_sequence < before_sequence:
+            stored = await self.read_range(
+                table_id, after_sequence=known.first_sequence - 1, last_version=known.last_version
+            )
+            if _is_hand(known, stored):
+                return known, stored
+        found = await self._scan_for_hand(table_id, hand_id, before_sequence=before_sequence)
+        if found is not None:
+            with contextlib.suppress(Exception):  # repair the index; the answer stands without
+                await self.events.save_hand(table_id, found[0])
+        return found
+
+    async def _scan_for_hand(
+        self, table_id: str, hand_id: str, *, before_sequence: int
+    ) -> tuple[HandRecord, list[StoredEnvelope]] | None:
         number = 0
         record: HandRecord | None = None
         out: list[StoredEnvelope] = []
@@ -314,6 +419,26 @@ class TableStore:
             engine_version=ENGINE_VERSION,
             state=snapshot.encode(model),
         )
+
+
+def _is_hand(record: HandRecord, stored: Sequence[StoredEnvelope]) -> bool:
+    """Whether ``stored`` is exactly ``record``'s hand: its first envelope schedules it, its last
+    one ends (or voids) it, at the versions and sequences the record names, no other hand between."""
+    if not stored or not record.finished:
+        return False
+    first, last = stored[0], stored[-1]
+    if (first.sequence, first.envelope.version) != (record.first_sequence, record.first_version):
+        return False
+    if (last.sequence, last.envelope.version) != (record.last_sequence, record.last_version):
+        return False
+    types = [e.type for s in stored for e in s.envelope.events]
+    if types.count("HandScheduled") != 1 or types.count("HandEnded") + types.count("HandVoided") != 1:
+        return False
+    scheduled = [from_recorded(e) for e in first.envelope.events if e.type == "HandScheduled"]
+    if not any(isinstance(e, HandScheduled) and e.hand_id == record.hand_id for e in scheduled):
+        return False
+    end = "HandVoided" if record.voided else "HandEnded"
+    return any(e.type == end for e in last.envelope.events)
 
 
 def fold_envelope(model: TableModel, stored: StoredEnvelope) -> None:

@@ -73,8 +73,12 @@ async def test_old_hands_come_from_the_log_before_and_after_a_restart(
             for hand_id in ids:
                 assert await answers(stub, hand_id) == seen[hand_id], hand_id
         await first.app.drain()
-        # Snapshots come every POKER_TABLE_SNAPSHOT_EVERY (10) hands: take this one now.
         store = first.app.store
+        for number, hand_id in enumerate(ids, 1):  # the hand index in its KV bucket
+            record = await store.events.load_hand("t1", hand_id)
+            assert record is not None
+            assert (record.number, record.finished) == (number, True)
+        # Snapshots come every POKER_TABLE_SNAPSHOT_EVERY (10) hands: take this one now.
         await store.events.save_snapshot(store.snapshot_of(model))
         snap = await store.events.load_snapshot("t1")
         assert snap is not None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import replace
 
 import grpc
 import pytest
@@ -22,7 +23,7 @@ from services.table import model as table_model
 from services.table import snapshot
 from services.table.model import TableModel
 from services.table.ownership import PartitionHeld, StaticOwnership
-from services.table.store import MemoryTableEvents
+from services.table.store import MemoryTableEvents, hand_value
 from tests.services.table.helpers import (
     DEALER,
     FakeWallet,
@@ -189,8 +190,22 @@ async def test_older_hands_answer_as_when_they_were_indexed_also_after_a_restart
         snap = await events.load_snapshot("t1")
         assert snap is not None
         assert len(json.loads(snap.state)["hands"]) == KEPT
+        # The hand index holds every finished hand, as the fold numbered it.
+        folded = await fold_log(events)
+        assert set(events.hand_index) == {("t1", h) for h in ids}
+        assert await events.load_hand("t1", ids[-1]) == folded.hands[ids[-1]]
     finally:
         await first.stop()
+    # Without an entry (a writer that stopped before saving it), or with one that does not match
+    # the log, an old hand is found in the log, and the entry is written again.
+    saved = {h: await events.load_hand("t1", h) for h in ("h1", "h2", "h4")}
+    h2, h4 = saved["h2"], saved["h4"]
+    assert h2 is not None
+    assert h4 is not None
+    assert (h2.number, h4.number) == (2, 4)
+    del events.hand_index["t1", "h1"]
+    events.hand_index["t1", "h2"] = hand_value(replace(h2, last_version=h4.last_version))  # h2-h4
+    events.hand_index["t1", "h4"] = b"not json"
     # A new owner starts from the snapshot (taken after the last hand) and finds them again.
     second = await serve(events, wallet, StaticOwnership("table-2", 2))
     try:
@@ -203,6 +218,8 @@ async def test_older_hands_answer_as_when_they_were_indexed_also_after_a_restart
             list(folded.hand_order),
             folded.hands_total,
         )
+        for hand_id, record in saved.items():
+            assert await events.load_hand("t1", hand_id) == record, hand_id  # repaired from the log
         with pytest.raises(grpc.aio.AioRpcError) as err:
             await second.stub.GetHand(pb.GetHandRequest(name="tables/t1/hands/never"))
         assert err.value.code() is grpc.StatusCode.NOT_FOUND
