@@ -20,8 +20,9 @@ Theory of operation
   ``<rid>:buy-in``), then append. If the append definitely failed, the same flow refunds
   (``<rid>:refund``) before answering; if its outcome is unknown, the re-read log decides. If
   the wallet says the buy-in id was seen before while the table never recorded the request,
-  the earlier attempt's chips are refunded and the request is refused
-  (REQUEST_ID_SPENT): escrow is never stranded and never backs chips twice. A refund that cannot
+  the request is refused (REQUEST_ID_SPENT) and the earlier attempt's chips go back by the
+  escrow reconciliation (refunded here only when it is off): escrow is never stranded and
+  never backs chips twice. A refund that cannot
   reach the wallet is retried in the background. Leaving appends first, then cashes out each
   ``PlayerLeft`` with the id ``<table>:<version>:left:<seat>`` (deterministic, so the retried
   request, and the background retry for players who leave when a hand ends, never pay twice).
@@ -524,11 +525,7 @@ class TableApp:
                 prior = model.requests.get(request_id)
             if prior is not None:
                 return Committed(model=model, outcome=prior, duplicate=True, events=())
-            if self.reconciler is None:
-                await self._refund(request_id, table_id, player, amount)
-            # else the escrow reconciliation returns the earlier attempt's chips, under one id per
-            # orphan: a refund here, under another id, could come after that return (a late
-            # retry) and take chips that back a seat taken since, or race the first attempt.
+            await self._refund(request_id, table_id, player, amount)
             raise RequestSpent(request_id=request_id)
         try:
             return await self.execute(table_id, request_id=request_id, decide=decide)
