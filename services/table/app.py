@@ -525,7 +525,11 @@ class TableApp:
                 prior = model.requests.get(request_id)
             if prior is not None:
                 return Committed(model=model, outcome=prior, duplicate=True, events=())
-            await self._refund(request_id, table_id, player, amount)
+            if self.reconciler is None:
+                await self._refund(request_id, table_id, player, amount)
+            # else the escrow reconciliation returns the earlier attempt's chips, under one id per
+            # orphan: a refund here, under another id, could come after that return (a late
+            # retry) and take chips that back a seat taken since, or race the first attempt.
             raise RequestSpent(request_id=request_id)
         try:
             return await self.execute(table_id, request_id=request_id, decide=decide)
