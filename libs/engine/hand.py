@@ -42,7 +42,7 @@ from typing import Any, Final, assert_never
 
 from engine import showdown
 from engine.betting import LegalActions, raise_block, raise_bounds, to_call
-from engine.cards import Card
+from engine.cards import SUIT_CHARS, Card
 from engine.errors import (
     CannotCheck,
     CannotMuck,
@@ -118,9 +118,7 @@ _STRADDLE = PostKind.STRADDLE
 
 # Field readers in C: cheaper than a lambda or a comprehension for the per-hand set-up.
 _SEAT = attrgetter("seat")
-_PLAYER = attrgetter("player")
-_STACK = attrgetter("stack")
-_RANK_SUIT = attrgetter("rank", "suit")  # a card's value as a tuple: cheaper to hash than a Card
+_SUIT_INDEX: Final = {suit: k for k, suit in enumerate(SUIT_CHARS)}
 
 __all__ = [
     "Act",
@@ -249,7 +247,7 @@ class HandState:
     result: HandEnded | None
 
     def copy(self) -> HandState:
-        c = HandState.__new__(HandState)
+        c = HandState()
         c.rules = self.rules
         c.hand_id = self.hand_id
         c.button = self.button
@@ -310,27 +308,36 @@ def begin(setup: HandSetup) -> tuple[HandState, list[HandEvent]]:
     n = len(seats)
     if n < 2:
         raise InvalidHandSetup(problem=f"{n} player(s) dealt in; a hand needs 2")
-    if len(set(map(_SEAT, seats))) != n:
-        raise InvalidHandSetup(problem="a seat is dealt in twice")
-    needed = n * rules.hole_cards + 5
-    if len(setup.deck) < needed:
-        raise InvalidHandSetup(problem=f"deck of {len(setup.deck)} cards; {needed} are needed")
-    if len(set(map(_RANK_SUIT, setup.deck[:needed]))) != needed:
-        raise InvalidHandSetup(problem="the deck holds a card twice")
+    previous = -1
     for s in seats:
+        if s.seat == previous:
+            raise InvalidHandSetup(problem="a seat is dealt in twice")
+        previous = s.seat
         if s.stack <= 0:
             raise InvalidHandSetup(problem=f"seat {s.seat} has no chips")
+    needed = n * rules.hole_cards + 5
+    deck = setup.deck
+    if len(deck) < needed:
+        raise InvalidHandSetup(problem=f"deck of {len(deck)} cards; {needed} are needed")
+    # A bit per card value (rank and suit): cheaper than a set of (rank, suit) tuples.
+    seen = 0
+    for c in deck[:needed]:
+        bit = 1 << (c.rank * 4 + _SUIT_INDEX[c.suit])
+        if seen & bit:
+            raise InvalidHandSetup(problem="the deck holds a card twice")
+        seen |= bit
     started = hand_started(setup.hand_id, rules, setup.button, seats, setup.deck, setup.commitment)
     events: list[HandEvent] = [started]
     state = _initial(started)
-    seat_numbers = set(state.seats)
+    index_of = state.index_of
     ante_cap = _ante_cap(setup, state) if rules.ante_trimming else None
     for post in setup.posts:
-        if post.seat not in seat_numbers:
+        i_or_none = index_of.get(post.seat)
+        if i_or_none is None:
             raise InvalidHandSetup(problem=f"seat {post.seat} posts but is not dealt in")
         if post.amount < 0:
             raise InvalidHandSetup(problem=f"seat {post.seat} posts a negative amount")
-        i = state.index_of[post.seat]
+        i = i_or_none
         amount = min(post.amount, state.stack[i])
         if ante_cap is not None and post.kind is _ANTE:
             amount = min(amount, ante_cap)  # the part of an ante nobody matches comes back
@@ -343,7 +350,6 @@ def begin(setup: HandSetup) -> tuple[HandState, list[HandEvent]]:
     # heads-up the dealer (index 1, the button) gets the first card.
     order = list(range(n)) if n > 2 else [1, 0]
     k = rules.hole_cards
-    deck = setup.deck
     # (What ``_on_hole_cards_dealt`` does for each event, inline: betting opens after the last.)
     hole, state_seats = state.hole, state.seats
     for position, i in enumerate(order):
@@ -366,23 +372,42 @@ def _ante_cap(setup: HandSetup, state: HandState) -> int:
 
 
 def _initial(e: HandStarted) -> HandState:
-    s = HandState.__new__(HandState)
+    s = HandState()
     rules = e.rules
     s.rules = rules
     s.hand_id = e.hand_id
     s.button = e.button
-    # Internal order: clockwise from the first seat after the button.
+    # Internal order: clockwise from the first seat after the button. ``HandStarted.seats`` is
+    # sorted by seat (``begin`` records it so), so the order is a rotation of it, found in one
+    # pass; seats in any other order are sorted.
     button = e.button
-    ordered = sorted(e.seats, key=lambda x: (x.seat - button - 1) % 1000)
-    n = len(ordered)
-    s.seats = tuple(map(_SEAT, ordered))
-    s.players = tuple(map(_PLAYER, ordered))
-    s.by_seat = tuple(sorted(range(n), key=s.seats.__getitem__))
+    given = e.seats
+    n = len(given)
+    first = -1
+    previous = -1
+    for k in range(n):
+        seat = given[k].seat
+        if seat <= previous:
+            first = -2  # not sorted
+            break
+        if first == -1 and seat > button:
+            first = k
+        previous = seat
+    if first == -2:
+        ordered = tuple(sorted(given, key=lambda x: (x.seat - button - 1) % 1000))
+        s.seats = tuple([o.seat for o in ordered])
+        s.by_seat = tuple(sorted(range(n), key=s.seats.__getitem__))
+    else:
+        first = max(first, 0)  # no seat after the button: the lowest seat is first
+        ordered = given[first:] + given[:first]
+        s.seats = tuple([o.seat for o in ordered])
+        s.by_seat = tuple([(k - first) % n for k in range(n)])
+    s.players = tuple([o.player for o in ordered])
     s.index_of = dict(zip(s.seats, range(n), strict=True))
     s.n = n
     s.order_range = range(n)
     s.deck = e.deck
-    s.start_stacks = tuple(map(_STACK, ordered))
+    s.start_stacks = tuple([o.stack for o in ordered])
     s.stack = list(s.start_stacks)
     s.bet = [0] * n
     s.live = [0] * n
@@ -440,7 +465,20 @@ def _evolve(s: HandState, event: HandEvent) -> None:
     # One handler per event type, found by type: a ``match`` over fifteen class patterns
     # costs several isinstance checks per event, and evolve runs for every event of every
     # replayed hand. A test checks that every member of the HandEvent union has a handler.
-    _APPLY[type(event)](s, event)
+    # The actions and the board, the most frequent, are called directly (compiled, a direct
+    # call skips the generic call through the table; an isinstance test is a type check).
+    if isinstance(event, Folded):
+        _on_folded(s, event)
+    elif isinstance(event, Called):
+        _on_called(s, event)
+    elif isinstance(event, Checked):
+        _on_checked(s, event)
+    elif isinstance(event, BetPlaced):
+        _on_bet_placed(s, event)
+    elif isinstance(event, BoardDealt):
+        _on_board_dealt(s, event)
+    else:
+        _APPLY[type(event)](s, event)
 
 
 def _on_bet_placed(s: HandState, event: BetPlaced) -> None:
@@ -780,7 +818,7 @@ def apply_act(state: HandState, seat: int, action: ActionKind, amount: int = 0) 
     command: same validation, typed errors, events and resulting state (for replays)."""
     event = _act_event(state, seat, action, amount)
     out: list[HandEvent] = [event]
-    _APPLY[type(event)](state, event)
+    _evolve(state, event)
     # ``_advance``'s own first test, inline: most actions leave the round open.
     if (
         state.queue
@@ -813,19 +851,35 @@ def _first_event(s: HandState, command: HandCommand) -> HandEvent:
             raise ProtectionNotAllowed(seat=seat)
         return AllInProtected(seat=seat)
     if kind is Show or kind is Muck:
-        seat = command.seat
-        i = _index(s, seat)
-        if s.phase != SHOWDOWN:
-            raise NotShowdown(seat=seat)
-        if s.showdown_queue[0] != i:
-            raise NotYourTurn(seat=seat, to_act=to_act(s))
-        if kind is Show:
-            return cards_shown(seat, s.hole[i], showdown.describe(s, i))
-        live = [j for j in range(s.n) if not s.folded[j] and not s.mucked[j]]
-        if live == [i]:
-            raise CannotMuck(seat=seat)
-        return cards_mucked(seat)
+        return _showdown_event(s, command.seat, kind is Show)
     assert_never(command)  # type: ignore[arg-type]
+
+
+def _showdown_event(s: HandState, seat: int, show: bool) -> HandEvent:
+    """Validate a phh ``Show`` (``show``) or ``Muck``: the event it makes, or a violation."""
+    i = _index(s, seat)
+    if s.phase != SHOWDOWN:
+        raise NotShowdown(seat=seat)
+    if s.showdown_queue[0] != i:
+        raise NotYourTurn(seat=seat, to_act=to_act(s))
+    if show:
+        return cards_shown(seat, s.hole[i], showdown.describe(s, i))
+    live = [j for j in range(s.n) if not s.folded[j] and not s.mucked[j]]
+    if live == [i]:
+        raise CannotMuck(seat=seat)
+    return cards_mucked(seat)
+
+
+def apply_showdown(state: HandState, seat: int, show: bool) -> list[HandEvent]:
+    """``apply(state, Show(seat=seat))`` (``show``) or ``Muck`` without building the command:
+    same validation, events and resulting state (for replays)."""
+    if state.phase == OVER:
+        raise HandOver(hand_id=state.hand_id)
+    event = _showdown_event(state, seat, show)
+    out: list[HandEvent] = [event]
+    _evolve(state, event)
+    _advance(state, out)
+    return out
 
 
 _COMMAND_TYPES: tuple[type, ...] = (Act, ProtectAllIn, Show, Muck)

@@ -26,7 +26,7 @@ Mapping (PHH spec, pokerkit 0.7.7):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from typing import cast
 
@@ -34,9 +34,8 @@ from engine import hand as engine_hand
 from engine import phh
 from engine.cards import SHORT_DECK, STANDARD_DECK, Card
 from engine.errors import EngineError
-from engine.hand import HandState, apply_act, begin, fold
+from engine.hand import HandState, apply_act, apply_showdown, begin, fold
 from engine.hand_events import (
-    Act,
     ActionKind,
     BetPlaced,
     BoardDealt,
@@ -50,8 +49,6 @@ from engine.hand_events import (
     HandEvent,
     HandStarted,
     HoleCardsDealt,
-    Muck,
-    Show,
 )
 from engine.hand_setup import HandSetup, Post, PostKind, hand_setup, post, seat_setup
 from engine.phh import (
@@ -165,11 +162,16 @@ def _rules(  # noqa: PLR0917 (positional: a cheaper cache key)
     return replace(rules, ante_trimming=ante_trimming, chip_unit=scale)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class _Plan:
-    setup: HandSetup
-    seat_of: tuple[int, ...]  # PHH player index -> seat
-    shows: frozenset[int]  # players whose cards the file shows
+    """A history's hand setup and seating (a plain class: compiled, a dataclass's generated
+    ``__init__`` stays interpreted, and one is built per replayed hand)."""
+
+    __slots__ = ("seat_of", "setup", "shows")
+
+    def __init__(self, setup: HandSetup, seat_of: tuple[int, ...], shows: frozenset[int]) -> None:
+        self.setup = setup
+        self.seat_of = seat_of  # PHH player index -> seat
+        self.shows = shows  # players whose cards the file shows
 
 
 def plan(hh: HandHistory, hand_id: str = "phh", *, rake: RakeRules | None = None) -> _Plan:
@@ -248,7 +250,7 @@ def plan(hh: HandHistory, hand_id: str = "phh", *, rake: RakeRules | None = None
     deck += board
     deck += spare
     setup = hand_setup(hand_id, rules, seats, button, tuple(posts), tuple(deck), "")
-    return _Plan(setup=setup, seat_of=seat_of, shows=frozenset(shows))
+    return _Plan(setup, seat_of, frozenset(shows))
 
 
 def _known(cards: Sequence[Card | None]) -> bool:
@@ -329,10 +331,6 @@ def _repair(state: HandState, events: list[HandEvent], seat: int) -> None:
         events += apply_act(state, skipped, _CHECK if free else _FOLD)
 
 
-def _apply(state: HandState, events: list[HandEvent], command: Act | Show | Muck) -> None:
-    events.extend(engine_hand.apply(state, command))
-
-
 def _showdown(
     state: HandState, events: list[HandEvent], shows: frozenset[int], seat_of: Sequence[int]
 ) -> None:
@@ -343,9 +341,9 @@ def _showdown(
         i = state.index_of[seat]
         live = [j for j in range(state.n) if not state.folded[j] and not state.mucked[j]]
         if player_of[seat] in shows or live == [i]:
-            _apply(state, events, Show(seat=seat))
+            events += apply_showdown(state, seat, True)
         else:
-            _apply(state, events, Muck(seat=seat))
+            events += apply_showdown(state, seat, False)
 
 
 # -- writing engine hands as PHH ----------------------------------------------------------------

@@ -12,12 +12,30 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Pot:
     amount: int
     eligible: tuple[int, ...]  # player indices (clockwise from the first seat left of the button)
+
+
+# Compiled by mypyc, ``Pot`` is a native class whose generated ``__init__`` stays interpreted:
+# ``pot`` writes its fields directly (the ignores: mypy sees frozen fields). Pure Python
+# refuses such writes on a frozen dataclass, and there ``pot`` calls the constructor. A
+# compiled class has no ``__slots__`` at run time.
+_NATIVE: Final = not hasattr(Pot, "__slots__")
+
+
+def new_pot(amount: int, eligible: tuple[int, ...]) -> Pot:
+    """``Pot(amount=amount, eligible=eligible)``, cheaper when compiled."""
+    if not _NATIVE:
+        return Pot(amount=amount, eligible=eligible)
+    p = Pot.__new__(Pot)
+    p.amount = amount  # type: ignore[misc]
+    p.eligible = eligible  # type: ignore[misc]
+    return p
 
 
 def build_pots(live: Sequence[int], dead: int, in_hand: Sequence[bool]) -> list[Pot]:
@@ -34,7 +52,7 @@ def build_pots(live: Sequence[int], dead: int, in_hand: Sequence[bool]) -> list[
         if pots and pots[-1].eligible == eligible:
             amount += pots.pop().amount
         if amount:
-            pots.append(Pot(amount=amount, eligible=eligible))
+            pots.append(new_pot(amount, eligible))
         amount = 0
         previous = level
     return pots

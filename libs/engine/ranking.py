@@ -145,6 +145,21 @@ class HandValue:
         return self.describe()
 
 
+# Compiled by mypyc, ``HandValue`` is a native class whose generated ``__init__`` stays
+# interpreted: ``_value`` writes the field directly (the ignore: mypy sees a frozen field). Pure
+# Python refuses that on a frozen dataclass and calls the constructor. A compiled class has no
+# ``__slots__`` at run time.
+_NATIVE: Final = not hasattr(HandValue, "__slots__")
+
+
+def _value(key: int) -> HandValue:
+    if not _NATIVE:
+        return HandValue(key)
+    v = HandValue.__new__(HandValue)
+    v.key = key  # type: ignore[misc]
+    return v
+
+
 _NAMES: Final = dict(
     zip(
         range(2, 15),
@@ -190,11 +205,11 @@ def evaluate(rules: Rules, hole: Sequence[Card], board: Sequence[Card]) -> HandV
     # Fast path for well-formed hands; anything else goes through _check for the exact reason.
     if 5 <= n <= len(hole) + 5 and len(set(ids)) == n and len(hole) == rules.hole_cards:
         if game is Game.HOLDEM:
-            return HandValue(_standard_keys()[_PHE_BY_COUNT[n](*ids)])
+            return _value(_standard_keys()[_PHE_BY_COUNT[n](*ids)])
         if game is Game.OMAHA and n >= 7:
-            return HandValue(_omaha_key(ids[:4], ids[4:]))
+            return _value(_omaha_key(ids[:4], ids[4:]))
         if game is Game.SIX_PLUS and min(ids) >= _SIX_ID:
-            return HandValue(_short_deck_key(ranking_for(rules), ids))
+            return _value(_short_deck_key(ranking_for(rules), ids))
     _check(rules, hole, board, ids)
     raise AssertionError("_check accepts only what the fast path handles")  # pragma: no cover
 
@@ -207,8 +222,8 @@ def evaluate_five(ranking: Ranking, cards: Sequence[Card]) -> HandValue:
     if ranking is not Ranking.STANDARD and min(ids) < _SIX_ID:
         raise InvalidHand(problem="cards 2 to 5 are not in the 36-card deck", hole=_fmt(cards), board="")
     if ranking is Ranking.STANDARD:
-        return HandValue(_standard_keys()[_phe5(*ids)])
-    return HandValue(_short_deck_key(ranking, ids))
+        return _value(_standard_keys()[_phe5(*ids)])
+    return _value(_short_deck_key(ranking, ids))
 
 
 # -- validation ---------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from engine.hand_events import (
     seat_amount,
     showdown_started,
 )
-from engine.pots import Pot, build_pots
+from engine.pots import Pot, build_pots, new_pot
 from engine.rake import compute_rake, split_rake
 from engine.ranking import HandValue, evaluate
 from engine.rules import Profile
@@ -120,7 +120,7 @@ def _pay(s: HandState, values: dict[int, HandValue]) -> list[HandEvent]:
     if values:
         pots = build_pots(s.live, s.dead, in_hand)
     else:  # won without a showdown: one pot, whatever the all-ins, goes to the last hand
-        pots = [Pot(amount=s.dead + sum(s.live), eligible=tuple([i for i in range(n) if in_hand[i]]))]
+        pots = [new_pot(s.dead + sum(s.live), tuple([i for i in range(n) if in_hand[i]]))]
     if values and s.rules.profile is _PHH:
         # pokerkit kills every shown hand that wins no pot before paying, then forms the pots
         # again: layers left with the same players merge, which moves odd chips.
