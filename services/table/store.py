@@ -65,6 +65,11 @@ class TableEvents(Protocol):
         """Every table id with a log, in creation order."""
         ...
 
+    async def next_after(self, subject: str, sequence: int) -> StoredEnvelope | None:
+        """The first envelope on ``subject`` after stream sequence ``sequence``, or None (one
+        request: for a few envelopes, no consumer that would push the rest of the log)."""
+        ...
+
     async def save_hand(self, table_id: str, record: HandRecord) -> None:
         """Remember where a finished hand is in the log (the hand index, a cache like snapshots:
         ``TableStore.find_hand`` checks an entry against the log and falls back to reading it)."""
@@ -95,6 +100,12 @@ class MemoryTableEvents(InMemoryEventStore):
 
     async def save_hand(self, table_id: str, record: HandRecord) -> None:
         self.hand_index[table_id, record.hand_id] = hand_value(record)
+
+    async def next_after(self, subject: str, sequence: int) -> StoredEnvelope | None:
+        for message in self._by_subject.get(subject, []):
+            if message.sequence > sequence:
+                return StoredEnvelope(envelope=envelope_codec.decode(message.data), sequence=message.sequence)
+        return None
 
     async def load_hand(self, table_id: str, hand_id: str) -> HandRecord | None:
         data = self.hand_index.get((table_id, hand_id))
@@ -135,6 +146,14 @@ class JetStreamTableEvents(JetStreamEventStore):
                 self._js, BucketSettings(bucket=HANDS_BUCKET, replicas=replicas)
             )
         return self._hands
+
+    async def next_after(self, subject: str, sequence: int) -> StoredEnvelope | None:
+        try:
+            raw = await self._js.get_msg(self._stream, seq=sequence + 1, subject=subject, next=True)
+        except NotFoundError:
+            return None
+        found = int(raw.seq or 0)
+        return StoredEnvelope(envelope=self._decode(subject, found, raw.data), sequence=found)
 
     async def save_hand(self, table_id: str, record: HandRecord) -> None:
         kv = await self._hand_bucket()
@@ -319,20 +338,18 @@ class TableStore:
     async def read_range(
         self, table_id: str, *, after_sequence: int, last_version: int
     ) -> list[StoredEnvelope]:
-        """Envelopes after ``after_sequence`` up to version ``last_version``: read as a stream that
-        stops there, not the whole rest of the log (an old hand of a long-lived table)."""
+        """Envelopes after ``after_sequence`` up to version ``last_version`` (a hand: a few
+        envelopes), one request each, not the whole rest of the log."""
         subject = self.subject(table_id)
-        last = await self.events.last(subject)
         out: list[StoredEnvelope] = []
-        if last is None:
-            return out
-        async with contextlib.aclosing(self._scan(subject, after_sequence, last.sequence)) as stream:
-            async for stored in stream:
-                if stored.envelope.version > last_version:
-                    break
-                out.append(stored)
-                if stored.envelope.version == last_version:
-                    break
+        sequence = after_sequence
+        while (stored := await self.events.next_after(subject, sequence)) is not None:
+            if stored.envelope.version > last_version:
+                break
+            out.append(stored)
+            if stored.envelope.version == last_version:
+                break
+            sequence = stored.sequence
         return out
 
     async def find_hand(
