@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from enum import StrEnum
-from typing import Final, TypeVar
+from typing import Final
 
 from engine.cards import Card
 from engine.hand_setup import PostKind, SeatSetup
@@ -242,45 +242,47 @@ CODEC_HINTS: Final[dict[str, dict[str, object]]] = {
 # a test compares them with the dataclass constructors) by writing the fields directly. Only
 # values the engine has already validated go through them.
 
-_T = TypeVar("_T")
-
 # Compiled by mypyc (``make install``) these classes are native: a builder writes the fields
 # directly, which is what makes it cheap (mypy sees frozen fields, hence the ignores). Pure
-# Python refuses such writes on a frozen dataclass, so there the fields are set through their
-# slot descriptors (``_pure``). A compiled class has no ``__slots__`` at run time.
+# Python refuses such writes on a frozen dataclass, so there the builder sets the slots through
+# their descriptors. A compiled class has no ``__slots__`` at run time.
 _NATIVE: Final = not hasattr(SeatAmount, "__slots__")
-_SETTERS: Final[dict[type, tuple[Callable[[object, object], None], ...]]] = {
-    cls: tuple(vars(cls)[f.name].__set__ for f in fields(cls))
-    for cls in (
-        SeatAmount,
-        HandStarted,
-        ForcedBetPosted,
-        HoleCardsDealt,
-        Folded,
-        Checked,
-        Called,
-        BetPlaced,
-        UncalledBetReturned,
-        BoardDealt,
-        ShowdownStarted,
-        CardsShown,
-        CardsMucked,
-        PotAwarded,
-        HandEnded,
-    )
-}
+
+_new = object.__new__
 
 
-def _pure(cls: type[_T], *values: object) -> _T:
-    obj = cls.__new__(cls)
-    for setter, value in zip(_SETTERS[cls], values, strict=True):
-        setter(obj, value)
-    return obj
+def _slot(cls: type, name: str) -> Callable[[object, object], None]:
+    setter: Callable[[object, object], None] = cls.__dict__[name].__set__
+    return setter
+
+
+def _slots_of(cls: type) -> tuple[Callable[[object, object], None], ...]:
+    return tuple(_slot(cls, f.name) for f in fields(cls))
+
+
+_SA_SEAT, _SA_AMOUNT = _slots_of(SeatAmount)
+_HS_HAND_ID, _HS_RULES, _HS_BUTTON, _HS_SEATS, _HS_DECK, _HS_COMMITMENT = _slots_of(HandStarted)
+_FB_SEAT, _FB_KIND, _FB_AMOUNT, _FB_ALL_IN = _slots_of(ForcedBetPosted)
+(_HD_SEAT, _HD_CARDS) = _slots_of(HoleCardsDealt)
+(_FO_SEAT,) = _slots_of(Folded)
+(_CH_SEAT,) = _slots_of(Checked)
+_CA_SEAT, _CA_AMOUNT, _CA_ALL_IN = _slots_of(Called)
+_BP_SEAT, _BP_TO, _BP_AMOUNT, _BP_ALL_IN = _slots_of(BetPlaced)
+_UB_SEAT, _UB_AMOUNT = _slots_of(UncalledBetReturned)
+_BD_STREET, _BD_CARDS = _slots_of(BoardDealt)
+(_SS_ORDER,) = _slots_of(ShowdownStarted)
+_CS_SEAT, _CS_CARDS, _CS_DESCRIPTION = _slots_of(CardsShown)
+(_CM_SEAT,) = _slots_of(CardsMucked)
+_PA_INDEX, _PA_AMOUNT, _PA_RAKE, _PA_ELIGIBLE, _PA_WINNERS = _slots_of(PotAwarded)
+_HE_HAND_ID, _HE_STACKS, _HE_PAYOUTS, _HE_RAKE = _slots_of(HandEnded)
 
 
 def seat_amount(seat: int, amount: int) -> SeatAmount:
     if not _NATIVE:
-        return _pure(SeatAmount, seat, amount)
+        p: SeatAmount = _new(SeatAmount)
+        _SA_SEAT(p, seat)
+        _SA_AMOUNT(p, amount)
+        return p
     e = SeatAmount.__new__(SeatAmount)
     e.seat = seat  # type: ignore[misc]
     e.amount = amount  # type: ignore[misc]
@@ -296,7 +298,14 @@ def hand_started(  # noqa: PLR0917 (positional: the point is a cheap call)
     commitment: str,
 ) -> HandStarted:
     if not _NATIVE:
-        return _pure(HandStarted, hand_id, rules, button, seats, deck, commitment)
+        p: HandStarted = _new(HandStarted)
+        _HS_HAND_ID(p, hand_id)
+        _HS_RULES(p, rules)
+        _HS_BUTTON(p, button)
+        _HS_SEATS(p, seats)
+        _HS_DECK(p, deck)
+        _HS_COMMITMENT(p, commitment)
+        return p
     e = HandStarted.__new__(HandStarted)
     e.hand_id = hand_id  # type: ignore[misc]
     e.rules = rules  # type: ignore[misc]
@@ -309,7 +318,12 @@ def hand_started(  # noqa: PLR0917 (positional: the point is a cheap call)
 
 def forced_bet_posted(seat: int, kind: PostKind, amount: int, all_in: bool) -> ForcedBetPosted:
     if not _NATIVE:
-        return _pure(ForcedBetPosted, seat, kind, amount, all_in)
+        p: ForcedBetPosted = _new(ForcedBetPosted)
+        _FB_SEAT(p, seat)
+        _FB_KIND(p, kind)
+        _FB_AMOUNT(p, amount)
+        _FB_ALL_IN(p, all_in)
+        return p
     e = ForcedBetPosted.__new__(ForcedBetPosted)
     e.seat = seat  # type: ignore[misc]
     e.kind = kind  # type: ignore[misc]
@@ -320,7 +334,10 @@ def forced_bet_posted(seat: int, kind: PostKind, amount: int, all_in: bool) -> F
 
 def hole_cards_dealt(seat: int, cards: tuple[Card, ...]) -> HoleCardsDealt:
     if not _NATIVE:
-        return _pure(HoleCardsDealt, seat, cards)
+        p: HoleCardsDealt = _new(HoleCardsDealt)
+        _HD_SEAT(p, seat)
+        _HD_CARDS(p, cards)
+        return p
     e = HoleCardsDealt.__new__(HoleCardsDealt)
     e.seat = seat  # type: ignore[misc]
     e.cards = cards  # type: ignore[misc]
@@ -329,7 +346,9 @@ def hole_cards_dealt(seat: int, cards: tuple[Card, ...]) -> HoleCardsDealt:
 
 def folded(seat: int) -> Folded:
     if not _NATIVE:
-        return _pure(Folded, seat)
+        p: Folded = _new(Folded)
+        _FO_SEAT(p, seat)
+        return p
     e = Folded.__new__(Folded)
     e.seat = seat  # type: ignore[misc]
     return e
@@ -337,7 +356,9 @@ def folded(seat: int) -> Folded:
 
 def checked(seat: int) -> Checked:
     if not _NATIVE:
-        return _pure(Checked, seat)
+        p: Checked = _new(Checked)
+        _CH_SEAT(p, seat)
+        return p
     e = Checked.__new__(Checked)
     e.seat = seat  # type: ignore[misc]
     return e
@@ -345,7 +366,11 @@ def checked(seat: int) -> Checked:
 
 def called(seat: int, amount: int, all_in: bool) -> Called:
     if not _NATIVE:
-        return _pure(Called, seat, amount, all_in)
+        p: Called = _new(Called)
+        _CA_SEAT(p, seat)
+        _CA_AMOUNT(p, amount)
+        _CA_ALL_IN(p, all_in)
+        return p
     e = Called.__new__(Called)
     e.seat = seat  # type: ignore[misc]
     e.amount = amount  # type: ignore[misc]
@@ -355,7 +380,12 @@ def called(seat: int, amount: int, all_in: bool) -> Called:
 
 def bet_placed(seat: int, to: int, amount: int, all_in: bool) -> BetPlaced:
     if not _NATIVE:
-        return _pure(BetPlaced, seat, to, amount, all_in)
+        p: BetPlaced = _new(BetPlaced)
+        _BP_SEAT(p, seat)
+        _BP_TO(p, to)
+        _BP_AMOUNT(p, amount)
+        _BP_ALL_IN(p, all_in)
+        return p
     e = BetPlaced.__new__(BetPlaced)
     e.seat = seat  # type: ignore[misc]
     e.to = to  # type: ignore[misc]
@@ -366,7 +396,10 @@ def bet_placed(seat: int, to: int, amount: int, all_in: bool) -> BetPlaced:
 
 def uncalled_bet_returned(seat: int, amount: int) -> UncalledBetReturned:
     if not _NATIVE:
-        return _pure(UncalledBetReturned, seat, amount)
+        p: UncalledBetReturned = _new(UncalledBetReturned)
+        _UB_SEAT(p, seat)
+        _UB_AMOUNT(p, amount)
+        return p
     e = UncalledBetReturned.__new__(UncalledBetReturned)
     e.seat = seat  # type: ignore[misc]
     e.amount = amount  # type: ignore[misc]
@@ -375,7 +408,10 @@ def uncalled_bet_returned(seat: int, amount: int) -> UncalledBetReturned:
 
 def board_dealt(street: Street, cards: tuple[Card, ...]) -> BoardDealt:
     if not _NATIVE:
-        return _pure(BoardDealt, street, cards)
+        p: BoardDealt = _new(BoardDealt)
+        _BD_STREET(p, street)
+        _BD_CARDS(p, cards)
+        return p
     e = BoardDealt.__new__(BoardDealt)
     e.street = street  # type: ignore[misc]
     e.cards = cards  # type: ignore[misc]
@@ -384,7 +420,9 @@ def board_dealt(street: Street, cards: tuple[Card, ...]) -> BoardDealt:
 
 def showdown_started(order: tuple[int, ...]) -> ShowdownStarted:
     if not _NATIVE:
-        return _pure(ShowdownStarted, order)
+        p: ShowdownStarted = _new(ShowdownStarted)
+        _SS_ORDER(p, order)
+        return p
     e = ShowdownStarted.__new__(ShowdownStarted)
     e.order = order  # type: ignore[misc]
     return e
@@ -392,7 +430,11 @@ def showdown_started(order: tuple[int, ...]) -> ShowdownStarted:
 
 def cards_shown(seat: int, cards: tuple[Card, ...], description: str) -> CardsShown:
     if not _NATIVE:
-        return _pure(CardsShown, seat, cards, description)
+        p: CardsShown = _new(CardsShown)
+        _CS_SEAT(p, seat)
+        _CS_CARDS(p, cards)
+        _CS_DESCRIPTION(p, description)
+        return p
     e = CardsShown.__new__(CardsShown)
     e.seat = seat  # type: ignore[misc]
     e.cards = cards  # type: ignore[misc]
@@ -402,7 +444,9 @@ def cards_shown(seat: int, cards: tuple[Card, ...], description: str) -> CardsSh
 
 def cards_mucked(seat: int) -> CardsMucked:
     if not _NATIVE:
-        return _pure(CardsMucked, seat)
+        p: CardsMucked = _new(CardsMucked)
+        _CM_SEAT(p, seat)
+        return p
     e = CardsMucked.__new__(CardsMucked)
     e.seat = seat  # type: ignore[misc]
     return e
@@ -412,7 +456,13 @@ def pot_awarded(
     index: int, amount: int, rake: int, eligible: tuple[int, ...], winners: tuple[SeatAmount, ...]
 ) -> PotAwarded:
     if not _NATIVE:
-        return _pure(PotAwarded, index, amount, rake, eligible, winners)
+        p: PotAwarded = _new(PotAwarded)
+        _PA_INDEX(p, index)
+        _PA_AMOUNT(p, amount)
+        _PA_RAKE(p, rake)
+        _PA_ELIGIBLE(p, eligible)
+        _PA_WINNERS(p, winners)
+        return p
     e = PotAwarded.__new__(PotAwarded)
     e.index = index  # type: ignore[misc]
     e.amount = amount  # type: ignore[misc]
@@ -426,7 +476,12 @@ def hand_ended(
     hand_id: str, stacks: tuple[SeatAmount, ...], payouts: tuple[SeatAmount, ...], rake: int
 ) -> HandEnded:
     if not _NATIVE:
-        return _pure(HandEnded, hand_id, stacks, payouts, rake)
+        p: HandEnded = _new(HandEnded)
+        _HE_HAND_ID(p, hand_id)
+        _HE_STACKS(p, stacks)
+        _HE_PAYOUTS(p, payouts)
+        _HE_RAKE(p, rake)
+        return p
     e = HandEnded.__new__(HandEnded)
     e.hand_id = hand_id  # type: ignore[misc]
     e.stacks = stacks  # type: ignore[misc]

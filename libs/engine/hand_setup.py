@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from enum import StrEnum
-from typing import Final, TypeVar
+from typing import Final
 
 from engine.cards import Card
 from engine.rules import Rules
@@ -86,28 +86,31 @@ CODEC_HINTS: Final[dict[str, dict[str, object]]] = {
 # The same objects the dataclass constructors make (a test compares them), written slot by slot
 # without the frozen ``__setattr__`` round trip. For values already checked by their caller.
 
-_T = TypeVar("_T")
-
 # Compiled by mypyc (``make install``) these classes are native: a builder writes the fields
 # directly, which is what makes it cheap (mypy sees frozen fields, hence the ignores). Pure
-# Python refuses such writes on a frozen dataclass, so there the fields are set through their
-# slot descriptors (``_pure``). A compiled class has no ``__slots__`` at run time.
+# Python refuses such writes on a frozen dataclass, so there the builder sets the slots through
+# their descriptors. A compiled class has no ``__slots__`` at run time.
 _NATIVE: Final = not hasattr(SeatSetup, "__slots__")
-_SETTERS: Final[dict[type, tuple[Callable[[object, object], None], ...]]] = {
-    cls: tuple(vars(cls)[f.name].__set__ for f in fields(cls)) for cls in (SeatSetup, Post, HandSetup)
-}
+
+_new = object.__new__
 
 
-def _pure(cls: type[_T], *values: object) -> _T:
-    obj = cls.__new__(cls)
-    for setter, value in zip(_SETTERS[cls], values, strict=True):
-        setter(obj, value)
-    return obj
+def _slots_of(cls: type) -> tuple[Callable[[object, object], None], ...]:
+    return tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
+
+
+_SS_SEAT, _SS_PLAYER, _SS_STACK = _slots_of(SeatSetup)
+_PO_SEAT, _PO_KIND, _PO_AMOUNT = _slots_of(Post)
+_HS_HAND_ID, _HS_RULES, _HS_SEATS, _HS_BUTTON, _HS_POSTS, _HS_DECK, _HS_COMMITMENT = _slots_of(HandSetup)
 
 
 def seat_setup(seat: int, player: str, stack: int) -> SeatSetup:
     if not _NATIVE:
-        return _pure(SeatSetup, seat, player, stack)
+        p: SeatSetup = _new(SeatSetup)
+        _SS_SEAT(p, seat)
+        _SS_PLAYER(p, player)
+        _SS_STACK(p, stack)
+        return p
     v = SeatSetup.__new__(SeatSetup)
     v.seat = seat  # type: ignore[misc]
     v.player = player  # type: ignore[misc]
@@ -117,7 +120,11 @@ def seat_setup(seat: int, player: str, stack: int) -> SeatSetup:
 
 def post(seat: int, kind: PostKind, amount: int) -> Post:
     if not _NATIVE:
-        return _pure(Post, seat, kind, amount)
+        p: Post = _new(Post)
+        _PO_SEAT(p, seat)
+        _PO_KIND(p, kind)
+        _PO_AMOUNT(p, amount)
+        return p
     v = Post.__new__(Post)
     v.seat = seat  # type: ignore[misc]
     v.kind = kind  # type: ignore[misc]
@@ -135,7 +142,15 @@ def hand_setup(  # noqa: PLR0917 (positional: the point is a cheap call)
     commitment: str,
 ) -> HandSetup:
     if not _NATIVE:
-        return _pure(HandSetup, hand_id, rules, seats, button, posts, deck, commitment)
+        p: HandSetup = _new(HandSetup)
+        _HS_HAND_ID(p, hand_id)
+        _HS_RULES(p, rules)
+        _HS_SEATS(p, seats)
+        _HS_BUTTON(p, button)
+        _HS_POSTS(p, posts)
+        _HS_DECK(p, deck)
+        _HS_COMMITMENT(p, commitment)
+        return p
     v = HandSetup.__new__(HandSetup)
     v.hand_id = hand_id  # type: ignore[misc]
     v.rules = rules  # type: ignore[misc]
