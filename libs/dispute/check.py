@@ -158,7 +158,7 @@ class HandReplay:
         return next((e for _, e in self.events if isinstance(e, HandVoided)), None)
 
     def hand_events(self) -> list[tuple[int, HandEvent]]:
-        return [(v, e) for v, e in self.events if isinstance(e, engine_table._HAND_EVENT_TYPES)]
+        return [(v, e) for v, e in self.events if isinstance(e, engine_table.HAND_EVENT_TYPES)]
 
 
 @dataclass(slots=True, kw_only=True)

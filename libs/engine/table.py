@@ -129,7 +129,6 @@ HAND_EVENT_TYPES = (
     PotAwarded,
     HandEnded,
 )
-_HAND_EVENT_TYPES = HAND_EVENT_TYPES  # the former private name, still read by some callers
 _HAND_COMMAND_TYPES = (Act, ProtectAllIn, Show, Muck)
 
 

@@ -890,7 +890,7 @@ def _hand_log_of(*, stored_events: Sequence[Sequence[LogEvent]]) -> list[LogEven
 
 
 def hand_events_of(log: Sequence[LogEvent]) -> list[HandEvent]:
-    return [e for e in log if isinstance(e, table._HAND_EVENT_TYPES)]
+    return [e for e in log if isinstance(e, table.HAND_EVENT_TYPES)]
 
 
 def hand_state(log: Sequence[LogEvent]) -> hand.HandState | None:

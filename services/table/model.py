@@ -258,7 +258,7 @@ class TableModel:
 
 def hand_events(log: Sequence[LogEvent]) -> list[HandEvent]:
     """The hand engine's events of a hand log (its table facts left out)."""
-    return [e for e in log if isinstance(e, table._HAND_EVENT_TYPES)]
+    return [e for e in log if isinstance(e, table.HAND_EVENT_TYPES)]
 
 
 # The events ``actions`` reads; every other event is skipped with one check (this runs for
