@@ -20,13 +20,13 @@ from engine import hand as hand_engine
 from engine import table
 from engine.cards import Card, parse_card
 from engine.errors import EngineError
-from engine.hand_events import CardsShown, HandEnded, PotAwarded, ShowdownStarted, Street
+from engine.hand_events import Street
 from engine.rules import BuyInRules, Game, Profile, RakeRules, Rules, Stakes, Structure, TimeRules
 from engine.seating import Debt, SeatView
 from poker.table.v1 import table_service_pb2 as pb
 from services.table.errors import BadRequest
 from services.table.events import HandVoided
-from services.table.model import ActionEntry, HandRecord, LogEvent, TableModel, actions, hand_events
+from services.table.model import ActionEntry, HandLogScan, HandRecord, LogEvent, TableModel, hand_events
 
 ID_RE = re.compile(r"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$")
 HAND_ID_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._:-]{0,126}[A-Za-z0-9])?$")
@@ -377,6 +377,7 @@ def table_view(model: TableModel, viewer: str | None, *, into: pb.Table | None =
             live=state.hand,
             live_view=view.hand,
             into=out.current_hand,
+            scan=model.hand_scan(),
         )
     return out
 
@@ -438,6 +439,7 @@ def hand_of(
     live: hand_engine.HandState | None = None,
     live_view: hand_engine.HandView | None = None,
     into: pb.Hand | None = None,
+    scan: HandLogScan | None = None,
 ) -> pb.Hand:
     """A hand from its log, redacted for ``viewer`` (a player id; None = spectator) unless
     ``reveal_all`` (auditors and the dealer, finished hands only). Written into ``into`` (an
@@ -449,28 +451,13 @@ def hand_of(
     out.first_version = record.first_version if record.finished else 0
     out.last_version = record.last_version
     out.SetInParent()  # present even when every field above is a default (as before)
-    # One pass over the log for what the message needs besides the state (every reply).
-    hand_types = table.HAND_EVENT_TYPES
-    any_events = showdown = False
-    found_commitment: str | None = None  # of the first hand event that has one
-    shown: dict[int, str] = {}
-    awarded: list[PotAwarded] = []
-    rake: int | None = None
-    for e in log:
-        if not isinstance(e, hand_types):
-            continue
-        any_events = True
-        if isinstance(e, ShowdownStarted):
-            showdown = True
-        elif isinstance(e, CardsShown):
-            shown[e.seat] = e.description
-        elif isinstance(e, PotAwarded):
-            awarded.append(e)
-        elif isinstance(e, HandEnded):
-            rake = e.rake
-        if found_commitment is None and hasattr(e, "commitment"):
-            found_commitment = e.commitment
-    if not any_events:
+    # What the message needs from the log besides the state: the table's cached scan of its
+    # live hand (only the events since the previous reply are read), else one pass here.
+    if scan is None or scan.log is not log:
+        scan = HandLogScan(log)
+    scan.catch_up()
+    showdown = scan.showdown
+    if not scan.any_events:
         return out
     # The live hand's state is the cached table's (no re-fold on the hot path).
     hs = live if live is not None else hand_engine.fold(hand_events(log))
@@ -504,7 +491,7 @@ def hand_of(
             if legal is not None:
                 out.to_act.CopyFrom(legal)
     add_action = out.actions.add  # built in place: no copy per record
-    for a in actions(log):
+    for a in scan.actions.entries:
         add_action(
             seat=a.seat + 1,
             action=ENTRY_ACTIONS[a.kind],
@@ -513,8 +500,8 @@ def hand_of(
             automatic=a.automatic,
             all_in=a.all_in,
         )
-    out.deck_commitment = commitment or found_commitment or ""
-    for e in awarded:
+    out.deck_commitment = commitment or scan.commitment or ""
+    for e in scan.awarded:
         out.pots.append(pb.Pot(amount=e.amount, eligible_seats=[s + 1 for s in e.eligible]))
         for w in e.winners:
             out.payouts.append(
@@ -523,11 +510,11 @@ def hand_of(
                     player_id=hs.players[hs.index_of[w.seat]],
                     amount=w.amount,
                     pot_index=e.index,
-                    hand_description=shown.get(w.seat, ""),
+                    hand_description=scan.shown.get(w.seat, ""),
                 )
             )
-    if rake is not None:
-        out.rake = rake
+    if scan.rake is not None:
+        out.rake = scan.rake
     add_seat = out.seats.add
     for i, s in enumerate(hs.seats):
         p = view.players[i]

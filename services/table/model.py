@@ -33,6 +33,8 @@ from engine.hand_events import (
     ForcedBetPosted,
     HandEnded,
     HandEvent,
+    PotAwarded,
+    ShowdownStarted,
     Street,
 )
 from engine.table_events import (
@@ -126,6 +128,15 @@ class TableModel:
     # The latest players who left, with the version of their PlayerLeft: a new owner cashes them
     # out again (idempotent ids) so a crash between an append and its cash-out strands nothing.
     left_log: deque[tuple[int, Left]] = field(default_factory=lambda: deque(maxlen=LEFT_KEPT))
+    # The view's scan of ``hand_log`` (``hand_scan``): a cache, never part of a snapshot.
+    scan: HandLogScan | None = field(default=None, repr=False, compare=False)
+
+    def hand_scan(self) -> HandLogScan:
+        """The scan of ``hand_log``, caught up (re-made when the log was replaced)."""
+        scan = self.scan
+        if scan is None or not scan.covers(self.hand_log):
+            scan = self.scan = HandLogScan(self.hand_log)
+        return scan.catch_up()
 
     @property
     def current_hand(self) -> HandRecord | None:
@@ -279,71 +290,132 @@ _ACTION_EVENTS = (
 
 def actions(log: Sequence[LogEvent]) -> list[ActionEntry]:
     """A hand's actions in order, with the street, raise-to amounts and time-out marks."""
-    out: list[ActionEntry] = []
-    street: Street | None = Street.PREFLOP
-    street_bet = 0  # highest bet of the street so far (bet vs raise)
-    automatic = False
+    folder = ActionFolder()
     for event in log:
+        folder.feed(event)
+    return folder.entries
+
+
+class ActionFolder:
+    """``actions`` one event at a time, so that a growing log is read once (``HandLogScan``)."""
+
+    __slots__ = ("_automatic", "_street", "_street_bet", "entries")
+
+    def __init__(self) -> None:
+        self.entries: list[ActionEntry] = []
+        self._street: Street | None = Street.PREFLOP
+        self._street_bet = 0  # highest bet of the street so far (bet vs raise)
+        self._automatic = False  # the next action was taken for a timed-out seat
+
+    def feed(self, event: LogEvent) -> None:
         if not isinstance(event, _ACTION_EVENTS):
-            continue
+            return
+        street, automatic = self._street, self._automatic
+        entry: ActionEntry
         match event:
             case DecisionTimedOut():
-                automatic = True
-                continue
+                self._automatic = True
+                return
             case ForcedBetPosted(amount=amount):
-                street_bet = max(street_bet, amount)
-                continue
+                self._street_bet = max(self._street_bet, amount)
+                return
             case BoardDealt(street=new):
-                street, street_bet = new, 0
-                continue
+                self._street, self._street_bet = new, 0
+                return
             case Folded(seat=seat):
-                out.append(
-                    ActionEntry(
-                        seat=seat, kind="fold", amount=0, street=street, automatic=automatic, all_in=False
-                    )
+                entry = ActionEntry(
+                    seat=seat, kind="fold", amount=0, street=street, automatic=automatic, all_in=False
                 )
             case Checked(seat=seat):
-                out.append(
-                    ActionEntry(
-                        seat=seat, kind="check", amount=0, street=street, automatic=automatic, all_in=False
-                    )
+                entry = ActionEntry(
+                    seat=seat, kind="check", amount=0, street=street, automatic=automatic, all_in=False
                 )
             case Called(seat=seat, amount=amount, all_in=all_in):
-                out.append(
-                    ActionEntry(
-                        seat=seat,
-                        kind="call",
-                        amount=amount,
-                        street=street,
-                        automatic=automatic,
-                        all_in=all_in,
-                    )
+                entry = ActionEntry(
+                    seat=seat, kind="call", amount=amount, street=street, automatic=automatic, all_in=all_in
                 )
             case BetPlaced(seat=seat, to=to, all_in=all_in):
-                kind = "raise" if street_bet > 0 else "bet"
-                street_bet = max(street_bet, to)
-                out.append(
-                    ActionEntry(
-                        seat=seat, kind=kind, amount=to, street=street, automatic=automatic, all_in=all_in
-                    )
+                kind = "raise" if self._street_bet > 0 else "bet"
+                self._street_bet = max(self._street_bet, to)
+                entry = ActionEntry(
+                    seat=seat, kind=kind, amount=to, street=street, automatic=automatic, all_in=all_in
                 )
             case AllInProtected(seat=seat):
-                out.append(
-                    ActionEntry(
-                        seat=seat, kind="protect", amount=0, street=street, automatic=True, all_in=True
-                    )
+                entry = ActionEntry(
+                    seat=seat, kind="protect", amount=0, street=street, automatic=True, all_in=True
                 )
             case CardsShown(seat=seat):
-                out.append(
-                    ActionEntry(
-                        seat=seat, kind="show", amount=0, street=None, automatic=automatic, all_in=False
-                    )
+                entry = ActionEntry(
+                    seat=seat, kind="show", amount=0, street=None, automatic=automatic, all_in=False
                 )
             case CardsMucked(seat=seat):
-                out.append(
-                    ActionEntry(
-                        seat=seat, kind="muck", amount=0, street=None, automatic=automatic, all_in=False
-                    )
+                entry = ActionEntry(
+                    seat=seat, kind="muck", amount=0, street=None, automatic=automatic, all_in=False
                 )
-        automatic = False
-    return out
+            case _:  # pragma: no cover - every type of _ACTION_EVENTS has its case above
+                raise AssertionError(type(event).__name__)
+        self.entries.append(entry)
+        self._automatic = False
+
+
+class HandLogScan:
+    """What a view of a hand reads from its log besides the engine state (its actions, whether
+    it reached showdown, shown hands, awarded pots, rake, the deck commitment), folded one
+    event at a time. A live hand's log only grows (``TableModel.hand_log``: appended to, a new
+    list per hand), so ``TableModel.hand_scan`` keeps one scan per log and each reply reads only
+    the events appended since the previous one, not the whole log twice."""
+
+    __slots__ = (
+        "_last",
+        "actions",
+        "any_events",
+        "awarded",
+        "commitment",
+        "log",
+        "rake",
+        "seen",
+        "showdown",
+        "shown",
+    )
+
+    def __init__(self, log: Sequence[LogEvent]) -> None:
+        self.log = log
+        self.seen = 0  # events of ``log`` folded so far
+        self._last: LogEvent | None = None  # log[seen - 1], to notice a log changed in place
+        self.any_events = False  # any hand event at all
+        self.showdown = False
+        self.commitment: str | None = None  # of the first hand event that has one
+        self.shown: dict[int, str] = {}  # seat -> hand description
+        self.awarded: list[PotAwarded] = []
+        self.rake: int | None = None
+        self.actions = ActionFolder()
+
+    def covers(self, log: Sequence[LogEvent]) -> bool:
+        """True when ``log`` is this scan's log, only appended to since."""
+        seen = self.seen
+        return log is self.log and len(log) >= seen and (seen == 0 or log[seen - 1] is self._last)
+
+    def catch_up(self) -> HandLogScan:
+        log = self.log
+        if self.seen == len(log):
+            return self
+        hand_types = table.HAND_EVENT_TYPES
+        feed = self.actions.feed
+        for e in log[self.seen :]:
+            feed(e)  # time-out marks are table events
+            if not isinstance(e, hand_types):
+                continue
+            self.any_events = True
+            if isinstance(e, ShowdownStarted):
+                self.showdown = True
+            elif isinstance(e, CardsShown):
+                self.shown[e.seat] = e.description
+            elif isinstance(e, PotAwarded):
+                self.awarded.append(e)
+            elif isinstance(e, HandEnded):
+                self.rake = e.rake
+            if self.commitment is None and hasattr(e, "commitment"):
+                self.commitment = e.commitment
+        self.seen = len(log)
+        self._last = log[-1]
+        return self
