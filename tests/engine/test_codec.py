@@ -180,9 +180,10 @@ def _source_hints(cls: type[Any]) -> dict[str, Any]:
     """The field types the source of ``cls`` declares, read from the .py file (a compiled
     class's own annotations lose the item types of tuples and unions)."""
     module = importlib.import_module(cls.__module__)
-    source = (Path(__file__).resolve().parents[2] / "libs" / Path(*cls.__module__.split("."))).with_suffix(
-        ".py"
-    )
+    # Beside the module's file (a compiled module's is the .so): engine events, and the events
+    # other packages register with the codec (services.table.events) when a run imports them.
+    assert module.__file__ is not None
+    source = Path(module.__file__).with_name(cls.__module__.rsplit(".", 1)[-1] + ".py")
     tree = ast.parse(source.read_text())
     (node,) = (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.__name__)
     return {
