@@ -67,6 +67,31 @@ class RunningServer:
         await self.server.wait_for_termination()
 
 
+class _GenericOnly:
+    """The server as the generated ``add_*_to_server`` functions see it, without
+    ``add_registered_method_handlers``. Those functions add every method twice: in a generic
+    handler and as "registered" methods. grpc.aio (1.85) serves each registered method through a
+    request task of its own and, on every incoming call, ``asyncio.wait``s on all of them (one
+    done-callback added and removed per method per call): with the table service's twenty-odd
+    methods plus health and reflection, the largest single item of a cProfile of that service
+    under load. The generic handler (one request task, a method lookup by name) serves the same
+    methods with the same handlers, so the registered copies are left out. Measured beside each
+    other (two table services, interleaved sequential Acts, 2026-11-22): 1-4% less CPU per Act.
+    """
+
+    def __init__(self, server: aio.Server) -> None:
+        self._server = server
+
+    def add_generic_rpc_handlers(self, handlers: Sequence[Any]) -> None:
+        self._server.add_generic_rpc_handlers(handlers)
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
+        """Ignored: the generic handler added with them serves these methods."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._server, name)
+
+
 def domain_for(service: str) -> str:
     """The ``ErrorInfo.domain`` of a service: ``poker.<service>``."""
     return f"poker.{service}"
@@ -90,14 +115,15 @@ async def start_server(
             *options,
         ],
     )
+    generic: Any = _GenericOnly(server)
     for spec in services:
-        spec.register(spec.servicer, server)
+        spec.register(spec.servicer, generic)
     health_servicer = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, generic)
     names = tuple(spec.name for spec in services)
     reflection.enable_server_reflection(
         (*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
-        server,
+        generic,
     )
     try:
         port = server.add_insecure_port(config.address)

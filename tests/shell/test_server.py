@@ -221,3 +221,26 @@ async def test_graceful_stop_finishes_in_flight_calls_and_refuses_new_ones() -> 
         with pytest.raises(grpc.RpcError) as caught:
             await method(chan, "Budget")(b"", timeout=2)
     assert caught.value.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+def test_generated_registrations_reach_the_server_as_generic_handlers_only() -> None:
+    """Generated ``add_*_to_server`` functions add each method as a generic handler and as a
+    registered method; the shell passes on the generic one only (see ``shell.server``)."""
+    from shell.server import _GenericOnly
+
+    calls: list[tuple[str, object]] = []
+
+    class Recorder:
+        def add_generic_rpc_handlers(self, handlers: object) -> None:
+            calls.append(("generic", handlers))
+
+        def add_registered_method_handlers(self, service: str, handlers: object) -> None:
+            calls.append(("registered", handlers))
+
+        def add_insecure_port(self, address: str) -> int:
+            return 4242
+
+    proxy: Any = _GenericOnly(Recorder())  # type: ignore[arg-type]
+    health_pb2_grpc.add_HealthServicer_to_server(health_pb2_grpc.HealthServicer(), proxy)
+    assert [kind for kind, _ in calls] == ["generic"]
+    assert proxy.add_insecure_port("127.0.0.1:0") == 4242  # everything else is the server's
