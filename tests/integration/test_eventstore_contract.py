@@ -282,7 +282,12 @@ class TestEventStoreContract:
     async def test_a_copy_still_in_flight_resolves_to_the_stored_message(self, make_store: Factory) -> None:
         # A cluster answers the second copy "duplicate message id is in process" (10158) while
         # the first is replicated: the append may yet land, so it is resolved by reading back.
-        store = await make_store(Faults(in_flight=1))
+        store = await make_store(Faults())
+        # First make sure the stream hears this connection's server: right after an R3 stream is
+        # created a publish can meet "no responders", and the fault's unawaited copy would be
+        # dropped unheard (the store's own send, retried, then stores the message itself).
+        await store.append(B, chain("table-b", 1)[0], expected_sequence=0)
+        store.faults.in_flight = 1
         envs = chain("table-a", 2)
         result = await store.append(A, envs[0], expected_sequence=0)
         assert result.duplicate  # stored once, by the earlier copy
