@@ -23,7 +23,7 @@ import dataclasses
 import importlib
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from enum import Enum
 from typing import Any, Final, TypeAlias, Union
 
@@ -123,24 +123,64 @@ def decode(doc: Mapping[str, Any]) -> Any:
     return _decode_dataclass(doc, None)
 
 
+# Encoding decides per Python type, never per value (an enum class, a card, a sequence, a
+# registered dataclass with its field names), so the decision is made once per type and kept
+# in ``_encoders``: events are encoded on every append, and the generic walk
+# (``dataclasses.fields`` and an ``isinstance`` chain for every value) was most of the cost.
+# Plain JSON values skip even the lookup. An unregistered class gets no entry (it may be
+# registered later) and raises.
+_Encoder: TypeAlias = Callable[[Any], Any]
+_PLAIN: Final = frozenset({int, str, bool, type(None)})
+_encoders: dict[type[Any], _Encoder] = {}
+
+
 def _encode_value(value: object) -> Any:
-    if isinstance(value, Enum):  # first: StrEnum values are also str
-        return value.value
-    if value is None or isinstance(value, bool | int | str):
+    cls = type(value)
+    if cls in _PLAIN:
         return value
-    if isinstance(value, Card):
-        return str(value)
-    if isinstance(value, tuple | list):
-        return [_encode_value(v) for v in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        cls = type(value)
+    encoder = _encoders.get(cls)
+    if encoder is None:
+        encoder = _encoders[cls] = _encoder_for(cls)
+    return encoder(value)
+
+
+def _enum_value(value: Any) -> Any:
+    return value.value
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _sequence(value: Any) -> Any:
+    return [v if type(v) in _PLAIN else _encode_value(v) for v in value]
+
+
+def _encoder_for(cls: type[Any]) -> _Encoder:
+    if issubclass(cls, Enum):  # first: StrEnum values are also str
+        return _enum_value
+    if issubclass(cls, bool | int | str):
+        return _same
+    if issubclass(cls, Card):
+        return str
+    if issubclass(cls, tuple | list):
+        return _sequence
+    if dataclasses.is_dataclass(cls):
         if _registry.get(cls.__name__) is not cls:
             raise CodecError(problem=f"{cls.__module__}.{cls.__name__} is not registered")
-        out: JSON = {"type": cls.__name__}
-        for f in dataclasses.fields(value):
-            out[f.name] = _encode_value(getattr(value, f.name))
+        return _dataclass_encoder(cls.__name__, tuple(f.name for f in dataclasses.fields(cls)))
+    raise CodecError(problem=f"cannot encode a {cls.__name__}")
+
+
+def _dataclass_encoder(name: str, fields: tuple[str, ...]) -> _Encoder:
+    def encode_dataclass(value: Any) -> Any:
+        out: JSON = {"type": name}
+        for field in fields:
+            v = getattr(value, field)
+            out[field] = v if type(v) in _PLAIN else _encode_value(v)
         return out
-    raise CodecError(problem=f"cannot encode a {type(value).__name__}")
+
+    return encode_dataclass
 
 
 # Annotations a compiled (mypyc) class is left with where the source said more: ``tuple`` for
