@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -95,6 +96,20 @@ class FakeWallet:
             for (t, p), chips in sorted(self.escrow.items())
             if t == table_id and (chips or self.reserved.get((t, p), 0))
         )
+
+
+class SlowWallet(FakeWallet):
+    """Moves a buy-in's chips at once but answers only once ``release`` is set: a join or
+    top-up held between the wallet's move and the table's append."""
+
+    def __init__(self, **kw: object) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self.release = asyncio.Event()
+
+    async def buy_in(self, *, request_id: str, table_id: str, player: str, amount: int) -> bool:
+        seen = await super().buy_in(request_id=request_id, table_id=table_id, player=player, amount=amount)
+        await self.release.wait()
+        return seen
 
 
 @dataclass

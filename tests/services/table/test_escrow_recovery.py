@@ -23,7 +23,7 @@ from services.table.wallet import WalletRefused
 from shell.client import channel
 from shell.config import ShellConfig
 from shell.server import start_server
-from tests.services.table.helpers import FakeWallet, Running, create, join, rid
+from tests.services.table.helpers import FakeWallet, Running, SlowWallet, create, join, rid
 
 
 async def serve(
@@ -223,21 +223,8 @@ async def test_an_orphaned_top_up_of_a_seated_player_waits_until_they_leave(
     assert (wallet.cash["ann"], wallet.escrow[("t1", "ann")]) == (1000, 0)
 
 
-class HeldWallet(FakeWallet):
-    """Moves a buy-in's chips at once but answers only once ``release`` is set."""
-
-    def __init__(self, **kw: object) -> None:
-        super().__init__(**kw)  # type: ignore[arg-type]
-        self.release = asyncio.Event()
-
-    async def buy_in(self, *, request_id: str, table_id: str, player: str, amount: int) -> bool:
-        seen = await super().buy_in(request_id=request_id, table_id=table_id, player=player, amount=amount)
-        await self.release.wait()
-        return seen
-
-
 async def test_a_join_in_flight_is_not_taken_for_an_orphan() -> None:
-    wallet = HeldWallet(cash={"ann": 1000, "bob": 1000})
+    wallet = SlowWallet(cash={"ann": 1000, "bob": 1000})
     svc = await serve(MemoryTableEvents(), wallet, reconcile_every=3600.0, grace=0.0)
     try:
         await create(svc.stub)

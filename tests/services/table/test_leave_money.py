@@ -15,6 +15,7 @@ from tests.services.table.helpers import (
     DEALER,
     FakeWallet,
     Running,
+    SlowWallet,
     act,
     create,
     join,
@@ -123,19 +124,6 @@ async def test_a_void_gives_a_player_who_already_left_what_they_had_committed(
     assert len(cash_outs(wallet, folder)) == 2
     assert sum(c[3] for c in wallet.calls if c[0] == "cash_out" and c[2] == folder) > 200  # re-sent
     assert wallet.cash[folder] == 1000
-
-
-class SlowWallet(FakeWallet):
-    """The wallet answers a buy-in only after ``release`` is set (the move itself is done)."""
-
-    def __init__(self, **kw: object) -> None:
-        super().__init__(**kw)  # type: ignore[arg-type]
-        self.release = asyncio.Event()
-
-    async def buy_in(self, *, request_id: str, table_id: str, player: str, amount: int) -> bool:
-        seen = await super().buy_in(request_id=request_id, table_id=table_id, player=player, amount=amount)
-        await self.release.wait()
-        return seen
 
 
 async def test_a_join_whose_caller_goes_away_mid_buy_in_still_ends_seated_or_refunded() -> None:
