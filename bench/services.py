@@ -41,6 +41,7 @@ from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from shell.client import channel, health_status
 from shell.natsproc import NatsServer
+from shell.streamcalls import StreamedCalls
 
 DEALER = (("x-caller", "dealer"),)
 CASHIER = (("x-caller", "cashier"),)
@@ -87,12 +88,16 @@ def _spawn(module: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
 
 
 class _Table:
-    def __init__(self, stub: Any, table_id: str, rng: random.Random) -> None:
+    def __init__(self, stub: Any, table_id: str, rng: random.Random, *, stream: bool = True) -> None:
         self.stub = stub
         self.table_id = table_id
         self.name = f"tables/{table_id}"
         self.rng = rng
         self.hands = 0
+        # Actions over one ActStream (as the bots send them), or one unary Act each.
+        self.acts = (
+            StreamedCalls(stub.ActStream, wrap=lambda r: pb.ActStreamRequest(request=r)) if stream else None
+        )
 
     async def setup(self) -> None:
         config = pb.TableConfig(
@@ -134,10 +139,11 @@ class _Table:
         legal = hand.to_act
         player = next(s.player_id for s in hand.seats if s.seat == legal.seat)
         action = pb.ACTION_TYPE_CHECK if pb.ACTION_TYPE_CHECK in legal.actions else pb.ACTION_TYPE_CALL
-        t0 = time.perf_counter()
-        reply = await self.stub.Act(
-            pb.ActRequest(request_id=str(uuid.uuid4()), table=self.name, player_id=player, action=action)
+        request = pb.ActRequest(
+            request_id=str(uuid.uuid4()), table=self.name, player_id=player, action=action
         )
+        t0 = time.perf_counter()
+        reply = await (self.stub.Act(request) if self.acts is None else self.acts.call(request))
         samples.append(time.perf_counter() - t0)
         table = reply.table
         return table.current_hand if table.status == pb.TABLE_STATUS_IN_HAND else None
@@ -182,6 +188,40 @@ async def _peers(target: str, nats_url: str, n: int, server_pid: int) -> dict[st
     }
 
 
+async def _throughput(drivers: list[_Table], seconds: float, server_pid: int) -> dict[str, float]:
+    """One driver per table, all at once, for ``seconds``; what the one server process did."""
+    counts: list[float] = []
+    deadline = time.perf_counter() + seconds
+
+    async def drive(d: _Table) -> None:
+        v: pb.Hand | None = await d.start()
+        while time.perf_counter() < deadline:
+            v = await d.act(v, counts)
+
+    cpu0, client0 = _cpu_seconds(server_pid), time.process_time()
+    t0 = time.perf_counter()
+    await asyncio.gather(*(drive(d) for d in drivers))
+    elapsed = time.perf_counter() - t0
+    cpu = _cpu_seconds(server_pid) - cpu0
+    client_cpu = time.process_time() - client0
+    hands = sum(d.hands for d in drivers)
+    return {
+        "actions_per_s": round(len(counts) / elapsed, 1),
+        "hands_per_s": round(hands / elapsed, 1),
+        # CPU the table-service process spent per action (the hands' StartHand included):
+        # the load-independent cost; 1000 / this is the actions/s one core could serve.
+        "server_cpu_ms_per_action": round(cpu / len(counts) * 1000, 3),
+        # Per RPC or stream message: each hand adds a StartHand to its actions.
+        "server_cpu_ms_per_rpc": round(cpu / (len(counts) + hands) * 1000, 3),
+        # The drivers run in this one process and share the 2 cores with the server: when
+        # this is near the server's figure, actions/s measures the machine, not the server.
+        "client_cpu_ms_per_action": round(client_cpu / len(counts) * 1000, 3),
+        "server_capacity_actions_per_s_per_core": round(len(counts) / cpu, 1),
+        "concurrent_action_p50_ms": _pct(counts, 0.5),
+        "concurrent_action_p99_ms": _pct(counts, 0.99),
+    }
+
+
 async def _run(quick: bool) -> dict[str, object]:
     latency_actions = 300 if quick else 3000
     tables = 8 if quick else 16
@@ -208,45 +248,45 @@ async def _run(quick: bool) -> dict[str, object]:
             await _serving(target)
             async with channel(f"127.0.0.1:{wallet_port}") as wchan:
                 wallet: Any = wpb_grpc.WalletServiceStub(wchan)
-                for t in range(tables + 1):
+                table_ids = [f"b{tables}", f"b{tables + 1}"]
+                table_ids += [f"{kind}{t}" for kind in "su" for t in range(tables)]
+                for table_id in table_ids:
                     for side in "ab":
                         await wallet.Deposit(
                             wpb.DepositRequest(
-                                request_id=str(uuid.uuid4()), player=f"b{t}-{side}", amount=10**9
+                                request_id=str(uuid.uuid4()), player=f"{table_id}-{side}", amount=10**9
                             ),
                             metadata=CASHIER,
                         )
             async with channel(target) as chan:
                 stub: Any = pb_grpc.TableServiceStub(chan)
                 rng = random.Random(7)
-                # Latency: one table, one action at a time.
-                solo = _Table(stub, f"b{tables}", rng)
-                await solo.setup()
-                latency: list[float] = []
-                view: pb.Hand | None = await solo.start()
-                for _ in range(50):  # warm-up
-                    view = await solo.act(view, [])
-                while len(latency) < latency_actions:
-                    view = await solo.act(view, latency)
-                # Throughput: every table at once.
-                drivers = [_Table(stub, f"b{t}", rng) for t in range(tables)]
-                for d in drivers:
-                    await d.setup()
-                counts: list[float] = []
-                deadline = time.perf_counter() + seconds
-
-                async def drive(d: _Table) -> None:
-                    v: pb.Hand | None = await d.start()
-                    while time.perf_counter() < deadline:
-                        v = await d.act(v, counts)
-
-                cpu0, client0 = _cpu_seconds(procs[1].pid), time.process_time()
-                t0 = time.perf_counter()
-                await asyncio.gather(*(drive(d) for d in drivers))
-                elapsed = time.perf_counter() - t0
-                cpu = _cpu_seconds(procs[1].pid) - cpu0
-                client_cpu = time.process_time() - client0
-                hands = sum(d.hands for d in drivers)
+                # Latency: one table per transport, one action at a time, alternating blocks of
+                # 100 so both see the same machine.
+                solos = {
+                    "stream": _Table(stub, f"b{tables}", rng),
+                    "unary": _Table(stub, f"b{tables + 1}", rng, stream=False),
+                }
+                latency: dict[str, list[float]] = {k: [] for k in solos}
+                views: dict[str, pb.Hand | None] = {}
+                for key, solo in solos.items():
+                    await solo.setup()
+                    views[key] = await solo.start()
+                    for _ in range(50):  # warm-up
+                        views[key] = await solo.act(views[key], [])
+                while len(latency["stream"]) < latency_actions:
+                    for key, solo in solos.items():
+                        for _ in range(100):
+                            views[key] = await solo.act(views[key], latency[key])
+                # Throughput: every table at once, streams first, then unary calls.
+                rounds: dict[str, dict[str, float]] = {}
+                for key in ("stream", "unary"):
+                    drivers = [
+                        _Table(stub, f"{key[0]}{t}", rng, stream=key == "stream") for t in range(tables)
+                    ]
+                    for d in drivers:
+                        await d.setup()
+                    rounds[key] = await _throughput(drivers, seconds, procs[1].pid)
             peers = await _peers(target, server.url, 300 if quick else 2000, procs[1].pid)
         finally:
             for p in procs:
@@ -257,25 +297,21 @@ async def _run(quick: bool) -> dict[str, object]:
                 except subprocess.TimeoutExpired:
                     p.kill()
             server.stop()
+    stream, unary = rounds["stream"], rounds["unary"]
     return {
-        "action_p50_ms": _pct(latency, 0.5),
-        "action_p99_ms": _pct(latency, 0.99),
-        "actions_measured": len(latency),
+        # Headline figures: actions over ActStream (as the bots send them).
+        "action_p50_ms": _pct(latency["stream"], 0.5),
+        "action_p99_ms": _pct(latency["stream"], 0.99),
+        "actions_measured": len(latency["stream"]),
         "tables": tables,
-        "actions_per_s": round(len(counts) / elapsed, 1),
-        "hands_per_s": round(hands / elapsed, 1),
-        # CPU the table-service process spent per action (the hands' StartHand included):
-        # the load-independent cost; 1000 / this is the actions/s one core could serve.
-        "server_cpu_ms_per_action": round(cpu / len(counts) * 1000, 3),
-        # Per RPC: each hand adds a StartHand to its Acts.
-        "server_cpu_ms_per_rpc": round(cpu / (len(counts) + hands) * 1000, 3),
-        # The drivers run in this one process and share the 2 cores with the server: when
-        # this is near the server's figure, actions/s measures the machine, not the server.
-        "client_cpu_ms_per_action": round(client_cpu / len(counts) * 1000, 3),
-        "server_capacity_actions_per_s_per_core": round(len(counts) / cpu, 1),
+        **stream,
+        # The same with one unary Act per action, in the same run.
+        "unary": {
+            "action_p50_ms": _pct(latency["unary"], 0.5),
+            "action_p99_ms": _pct(latency["unary"], 0.99),
+            **unary,
+        },
         "load_average_1m": round(os.getloadavg()[0], 1),
-        "concurrent_action_p50_ms": _pct(counts, 0.5),
-        "concurrent_action_p99_ms": _pct(counts, 0.99),
         **peers,
         "goals": {"action_p50_ms": 2.0, "action_p99_ms": 10.0, "actions_per_s": 1500},
     }

@@ -5,9 +5,9 @@ A bot deposits chips in the wallet, joins its table with a buy-in (posting at on
 follows the table through ``WatchTable`` as its own player (so it sees only what that player may
 see). Whenever the view says it is the bot's turn it picks from the legal actions and sends
 ``Act`` with the hand id and the version it saw (a stale view is refused with ABORTED and simply
-waits for the next one). Between hands it now and then sits out and back in, tops up a short
-stack, or leaves and rejoins; while its table waits for players it keeps trying to come back
-(on every new version, and every ``IDLE_RETRY_SECONDS`` when nothing new arrives: a refusal such
+waits for the next one); its actions go over one ``ActStream`` (``shell.streamcalls``). Between
+hands it now and then sits out and back in, tops up a short stack, or leaves and rejoins; while
+its table waits for players it keeps trying to come back (on every new version, and every ``IDLE_RETRY_SECONDS`` when nothing new arrives: a refusal such
 as the wallet still settling the hand it left is transient). Its choices come from a seeded
 ``random.Random``: reproducible games, not cryptography (the deck comes from the rng service).
 
@@ -34,6 +34,7 @@ from poker.table.v1 import table_service_pb2_grpc as tgrpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wgrpc
 from shell.client import channel, rich_error
+from shell.streamcalls import StreamedCalls
 
 CALLER = "pokerctl"
 DEADLINE = 5.0
@@ -55,6 +56,10 @@ STRUCTURES: dict[str, int] = {
 
 def _rid() -> str:
     return str(uuid.uuid4())
+
+
+def _act_message(request: tpb.ActRequest) -> tpb.ActStreamRequest:
+    return tpb.ActStreamRequest(request=request)
 
 
 def _ms(ms: int) -> Duration:
@@ -165,6 +170,9 @@ class Bot:
         self._config: tpb.TableConfig | None = None
         self._last: tpb.Table | None = None  # the latest view of the table
         self._business = asyncio.Lock()  # between-hands business, from the stream or the idle retry
+        # Actions go over one ActStream per bot: a message on an open stream costs the table
+        # service a fraction of a unary Act (README, figures).
+        self._acts = StreamedCalls(tables.ActStream, wrap=_act_message, metadata=self._meta)
 
     async def _call(self, method: Any, request: Any) -> Any:
         return await method(request, timeout=DEADLINE, metadata=self._meta)
@@ -215,6 +223,7 @@ class Bot:
                     await asyncio.sleep(0.2)  # the table service restarting: watch again
         finally:
             idle.cancel()
+            self._acts.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await idle
 
@@ -292,7 +301,7 @@ class Bot:
         )
         started = time.perf_counter()
         try:
-            await self._call(self._tables.Act, request)
+            await self._acts.call(request, deadline=DEADLINE)
         except grpc.RpcError as err:
             self.stats.refuse(rich_error(err).reason or err.code().name)
             return

@@ -23,7 +23,7 @@ import structlog
 from grpc import aio
 from grpc_status import rpc_status
 
-from shell.errors import to_status
+from shell.errors import MappedError, to_status
 from shell.logs import debug_enabled, get_logger
 
 _PASSTHROUGH = ("/grpc.health.v1.Health/", "/grpc.reflection.")
@@ -73,8 +73,34 @@ def request_ids(request: object, metadata: Iterable[tuple[str, str | bytes]] | N
     return ids
 
 
+def bind_request(method: str, request: object, context: aio.ServicerContext[Any, Any]) -> float:
+    """Fresh log context for one request (an RPC, or one message of a request stream); returns
+    its start time."""
+    structlog.contextvars.clear_contextvars()
+    structlog.contextvars.bind_contextvars(rpc=method, **request_ids(request, context.invocation_metadata()))
+    return time.perf_counter()
+
+
+def refused(exc: Exception, *, domain: str, started: float) -> MappedError:
+    """Map a handler's exception to its status and log it as the interceptor does for a failed
+    RPC (``rpc.rejected``, or ``rpc.failed`` with the traceback for an unexpected error). Used
+    directly by stream handlers that answer a refused message in-band and keep the stream open."""
+    mapped = to_status(exc, domain=domain)
+    elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
+    if mapped.internal:
+        _log.exception("rpc.failed", code=mapped.code.name, ms=elapsed_ms)
+    else:
+        _log.info(
+            "rpc.rejected", code=mapped.code.name, reason=mapped.reason, error=mapped.message, ms=elapsed_ms
+        )
+    return mapped
+
+
+_log = get_logger()
+
+
 class ShellInterceptor(aio.ServerInterceptor):
-    """Wraps unary-unary and unary-stream handlers (the only kinds our APIs use)."""
+    """Wraps unary-unary, unary-stream and stream-stream handlers (the kinds our APIs use)."""
 
     def __init__(self, *, domain: str) -> None:
         self._domain = domain
@@ -112,28 +138,19 @@ class ShellInterceptor(aio.ServerInterceptor):
                 request_deserializer=handler.request_deserializer,
                 response_serializer=handler.response_serializer,
             )
+        if handler.stream_stream is not None:
+            return grpc.stream_stream_rpc_method_handler(
+                self._wrap_bidi(method, handler.stream_stream),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
         return handler
 
     def _begin(self, method: str, request: object, context: aio.ServicerContext[Any, Any]) -> float:
-        structlog.contextvars.clear_contextvars()
-        structlog.contextvars.bind_contextvars(
-            rpc=method, **request_ids(request, context.invocation_metadata())
-        )
-        return time.perf_counter()
+        return bind_request(method, request, context)
 
     async def _fail(self, exc: Exception, context: aio.ServicerContext[Any, Any], started: float) -> None:
-        mapped = to_status(exc, domain=self._domain)
-        elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
-        if mapped.internal:
-            self._log.exception("rpc.failed", code=mapped.code.name, ms=elapsed_ms)
-        else:
-            self._log.info(
-                "rpc.rejected",
-                code=mapped.code.name,
-                reason=mapped.reason,
-                error=mapped.message,
-                ms=elapsed_ms,
-            )
+        mapped = refused(exc, domain=self._domain, started=started)
         trailer = rpc_status.to_status(mapped.status).trailing_metadata
         await context.abort(mapped.code, mapped.message, trailing_metadata=trailer)
 
@@ -158,6 +175,24 @@ class ShellInterceptor(aio.ServerInterceptor):
             started = self._begin(method, request, context)
             try:
                 async for item in behaviour(request, context):
+                    yield item
+            except aio.AbortError:
+                raise
+            except Exception as exc:
+                await self._fail(exc, context, started)
+                raise
+            if debug_enabled():
+                self._log.debug("rpc.stream_ended", ms=round((time.perf_counter() - started) * 1000, 3))
+
+        return wrapper
+
+    def _wrap_bidi(self, method: str, behaviour: Any) -> Any:
+        # A request stream: the handler binds each message's ids itself (``bind_request``) and
+        # answers refusals in-band (``refused``); what reaches here ends the whole stream.
+        async def wrapper(requests: object, context: aio.ServicerContext[Any, Any]) -> AsyncIterator[object]:
+            started = self._begin(method, None, context)
+            try:
+                async for item in behaviour(requests, context):
                     yield item
             except aio.AbortError:
                 raise

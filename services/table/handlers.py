@@ -32,7 +32,9 @@ from services.table.app import Committed, TableApp, hand_events_of
 from services.table.errors import BadRequest, CallerNotDealer, PlayerRequired
 from services.table.model import LogEvent, TableModel, actions
 from services.table.presence import PresenceTracker
+from shell.interceptor import bind_request, refused
 from shell.logs import bind
+from shell.server import domain_for
 
 Context = aio.ServicerContext[Any, Any]
 CALLER_HEADER = "x-caller"
@@ -41,6 +43,8 @@ DEALER = "dealer"
 AUDITORS = frozenset({"dealer", "auditor"})
 DEFAULT_PAGE = 50
 MAX_PAGE = 500
+DOMAIN = domain_for("table")
+ACT_STREAM = "/poker.table.v1.TableService/ActStream"
 
 
 def _meta(context: Context, key: str) -> str:
@@ -173,6 +177,11 @@ class TableServicer(pb_grpc.TableServiceServicer):
         )
 
     async def Act(self, request: pb.ActRequest, context: Context) -> pb.ActResponse:
+        out = pb.ActResponse()
+        await self._act(request, context, out)
+        return out
+
+    async def _act(self, request: pb.ActRequest, context: Context, out: pb.ActResponse) -> None:
         rid = mapping.request_id_of(request.request_id)
         table_id = mapping.table_id_of(request.table)
         player = _player(context, request.player_id)
@@ -188,9 +197,26 @@ class TableServicer(pb_grpc.TableServiceServicer):
             amount=request.amount,
             expected_version=_expected(request),
         )
-        out = pb.ActResponse(version=done.outcome.version)
+        out.version = done.outcome.version
         mapping.table_view(done.model, player, into=out.table)  # in place: no copy per reply
-        return out
+
+    async def ActStream(
+        self, request_iterator: AsyncIterator[pb.ActStreamRequest], context: Context
+    ) -> AsyncIterator[pb.ActStreamResponse]:
+        # One message at a time, in order: a player's actions must apply in the order sent, and
+        # the next request is read only after this one's answer is queued.
+        async for message in request_iterator:
+            request = message.request
+            started = bind_request(ACT_STREAM, request, context)
+            answer = pb.ActStreamResponse(request_id=request.request_id)
+            try:
+                await self._act(request, context, answer.response)
+            except Exception as exc:  # answered in-band: the stream stays open
+                status = refused(exc, domain=DOMAIN, started=started).status
+                answer.error.code = status.code
+                answer.error.message = status.message
+                answer.error.details.extend(status.details)
+            yield answer
 
     # -- queries ----------------------------------------------------------------------------
 

@@ -55,6 +55,15 @@ async def stream_then_fail(request: bytes, context: aio.ServicerContext[Any, Any
     raise NotYourTurn("late", seat=1)
 
 
+async def echo_until_fail(
+    requests: AsyncIterator[bytes], context: aio.ServicerContext[Any, Any]
+) -> AsyncIterator[bytes]:
+    async for request in requests:
+        if request == b"fail":
+            raise NotYourTurn("stream refused", seat=2)
+        yield request
+
+
 # Set by the test that uses it (an Event belongs to the running test's event loop).
 SLOW_STARTED: dict[str, asyncio.Event] = {}
 
@@ -72,6 +81,7 @@ def register(servicer: object, server: aio.Server) -> None:
         "Crash": grpc.unary_unary_rpc_method_handler(crash, _ident, _ident),
         "Budget": grpc.unary_unary_rpc_method_handler(budget, _ident, _ident),
         "Stream": grpc.unary_stream_rpc_method_handler(stream_then_fail, _ident, _ident),
+        "Echo": grpc.stream_stream_rpc_method_handler(echo_until_fail, _ident, _ident),
     }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
 
@@ -157,6 +167,25 @@ async def test_error_after_stream_items(running: RunningServer) -> None:
             await drain()
     assert got == [b"one"]
     assert rich_error(caught.value).reason == "NOT_YOUR_TURN"
+
+
+async def test_bidi_stream_error_ends_the_stream_with_rich_status(running: RunningServer) -> None:
+    async with channel(running.address) as chan:
+        call = chan.stream_stream(
+            f"/{SERVICE}/Echo", request_serializer=_ident, response_deserializer=_ident
+        )(timeout=5)
+        await call.write(b"one")
+        assert await call.read() == b"one"
+        await call.write(b"fail")
+        with pytest.raises(grpc.RpcError) as caught:
+            await call.read()
+    err = rich_error(caught.value)
+    assert (err.code, err.reason, err.domain) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "NOT_YOUR_TURN",
+        "poker.probe",
+    )
+    assert err.metadata == {"seat": "2"}
 
 
 async def test_deadline_budget_is_forwarded(running: RunningServer) -> None:
