@@ -32,6 +32,7 @@ fresh one. Queries (``seats``, ``owed_posts``, ``next_hand``, ``view``, ...) are
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, assert_never
@@ -131,6 +132,17 @@ HAND_EVENT_TYPES = (
 )
 _HAND_COMMAND_TYPES = (Act, ProtectAllIn, Show, Muck)
 
+# Hand ids a table remembers, the latest ones in scheduling order, to refuse a reused one
+# (``DuplicateHandId``). Before 2026-11-22 it kept every id it had ever used, so a long-lived
+# table's state and snapshot grew without bound (229 KB of ids at 20,000 hands). A reused id is
+# a dealer re-sending a recent StartHand under a new request id (a retry under the same request
+# id is answered before the engine); 100 hands is an hour or more of play at one table, and
+# costs at most about 6.6 KB in a snapshot with the longest ids the dealer makes (63
+# characters). The table service refuses older ids itself, from its own index of recent hands
+# and the log (``services.table.app``). Read at run time, so tests can lower it; a fold and a
+# snapshot restored from it must use the same value to stay equal.
+HAND_IDS_KEPT = 100
+
 
 # -- errors ------------------------------------------------------------------------------------
 
@@ -169,6 +181,9 @@ class SeatStateUnchanged(RuleViolation):
 
 
 class DuplicateHandId(RuleViolation):
+    """A hand id the table already used. The engine knows the latest ``HAND_IDS_KEPT``; the
+    table service raises it too for older ones, which it finds in its index and the log."""
+
     reason = "DUPLICATE_HAND_ID"
 
     def __init__(self, *, hand_id: str) -> None:
@@ -208,7 +223,9 @@ class TableState:
         self.plan: HandPlan | None = None  # plan of the hand in progress (or last hand)
         self.hand: hand.HandState | None = None  # None between hands
         self.hand_events: list[HandEvent] = []  # the current hand's events (for look-ahead)
+        # The latest ``HAND_IDS_KEPT`` hand ids: a set to look up, a deque for their order.
         self.hand_ids: set[str] = set()
+        self.hand_order: deque[str] = deque()  # oldest first
         self.hands_played = 0
         self.protections: dict[str, list[int]] = {}  # player -> at_ms of protections used
         self.turn_extra: tuple[int, int, int] | None = None  # (seat, hand event count, extra ms)
@@ -228,7 +245,7 @@ class TableState:
             self.plan,
             None if self.hand is None else self.hand.snapshot(),
             tuple(self.hand_events),
-            tuple(sorted(self.hand_ids)),
+            tuple(self.hand_order),  # in order: the order decides which id goes next
             self.hands_played,
             tuple(sorted((k, tuple(v)) for k, v in self.protections.items())),
             self.turn_extra,
@@ -263,7 +280,7 @@ def to_snapshot(state: TableState) -> dict[str, Any]:
         "last": None if state.last is None else codec.encode(state.last),
         "plan": None if state.plan is None else codec.encode(state.plan),
         "hand_events": [codec.encode(e) for e in state.hand_events],
-        "hand_ids": sorted(state.hand_ids),
+        "recent_hand_ids": list(state.hand_order),
         "hands_played": state.hands_played,
         "protections": {k: list(v) for k, v in state.protections.items()},
         "left_debts": {k: v.value for k, v in state.left_debts.items()},
@@ -273,12 +290,22 @@ def to_snapshot(state: TableState) -> dict[str, Any]:
     }
 
 
-def from_snapshot(table_id: str, doc: Mapping[str, Any]) -> TableState:
+class SnapshotLayoutUnknown(ValueError):
+    """A snapshot document of the first layout whose latest hand ids cannot be told."""
+
+
+def from_snapshot(table_id: str, doc: Mapping[str, Any], *, hand_order: Sequence[str] = ()) -> TableState:
     """The ``TableState`` that ``to_snapshot`` wrote ``doc`` from (``snapshot()`` equal).
 
     ``doc`` is trusted to come from ``to_snapshot`` (possibly through JSON); a document missing
     a key or holding a value of the wrong kind raises ``KeyError``, ``ValueError`` or
     ``codec.CodecError``.
+
+    A document of the first layout (before 2026-11-22: ``"hand_ids"``, every id the table had
+    used, sorted) does not say which ids are the latest: ``hand_order`` must then give the
+    table's latest hand ids in scheduling order (at least ``HAND_IDS_KEPT`` of them, or all),
+    as the table service's index of recent hands does; without it, or when it disagrees with
+    the document, ``SnapshotLayoutUnknown`` (the caller folds the log instead).
     """
     s = TableState(table_id=table_id, rules=codec.decode(doc["rules"]))
     for seat, player, stack, status, debt, arrival, leaving, disconnected in doc["seats"]:
@@ -289,12 +316,30 @@ def from_snapshot(table_id: str, doc: Mapping[str, Any]) -> TableState:
     s.last = None if doc["last"] is None else codec.decode(doc["last"])
     s.plan = None if doc["plan"] is None else codec.decode(doc["plan"])
     s.hand_events = [codec.decode(e) for e in doc["hand_events"]]
-    s.hand_ids = set(doc["hand_ids"])
+    if "recent_hand_ids" in doc:
+        recent = list(doc["recent_hand_ids"])[-max(1, HAND_IDS_KEPT) :]
+    else:
+        recent = _latest_of_old_layout(doc["hand_ids"], hand_order)
+    s.hand_order = deque(recent)
+    s.hand_ids = set(recent)
     s.hands_played = doc["hands_played"]
     s.protections = {k: list(v) for k, v in doc["protections"].items()}
     s.left_debts = {k: Debt(v) for k, v in doc["left_debts"].items()}
     s.bought_in, s.taken_off, s.rake = doc["bought_in"], doc["taken_off"], doc["rake"]
     return s
+
+
+def _latest_of_old_layout(every: Sequence[str], hand_order: Sequence[str]) -> list[str]:
+    """The ids a fold would remember, from a first-layout document's set of every id used and
+    the caller's latest ids in scheduling order."""
+    used = set(every)
+    kept = max(1, HAND_IDS_KEPT)
+    latest = list(hand_order[-kept:])
+    if len(latest) < min(kept, len(used)) or not used.issuperset(latest) or len(set(latest)) < len(latest):
+        raise SnapshotLayoutUnknown(
+            f"{len(used)} hand ids without their order; {len(latest)} latest given, {kept} needed"
+        )
+    return latest
 
 
 # -- evolve ------------------------------------------------------------------------------------
@@ -354,7 +399,7 @@ def _evolve_table(s: TableState, event: TableEvent) -> None:
                 s.seats[change.seat].debt = change.debt
             s.last = plan.positions
             s.plan = plan
-            s.hand_ids.add(hand_id)
+            _remember_hand_id(s, hand_id)
             s.hand_events = []
         case PlayerDisconnected(seat=seat):
             s.seats[seat].disconnected = True
@@ -371,6 +416,15 @@ def _evolve_table(s: TableState, event: TableEvent) -> None:
             pass  # only first (see ``fold``)
         case _:
             assert_never(event)
+
+
+def _remember_hand_id(s: TableState, hand_id: str) -> None:
+    """Remember ``hand_id``, forgetting the oldest beyond ``HAND_IDS_KEPT``: a pure function of
+    the ``HandScheduled`` facts in log order, so every fold of a log remembers the same ids."""
+    s.hand_ids.add(hand_id)
+    s.hand_order.append(hand_id)
+    while len(s.hand_order) > max(1, HAND_IDS_KEPT):
+        s.hand_ids.discard(s.hand_order.popleft())
 
 
 def _evolve_hand(s: TableState, event: HandEvent) -> None:

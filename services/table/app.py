@@ -37,11 +37,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 import datetime as dt
 import uuid
 from collections import Counter
-from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,7 +66,7 @@ from engine.table_events import (
     TimeOut,
     TopUp,
 )
-from eventstore.envelope import Snapshot
+from eventstore.envelope import Snapshot, StoredEnvelope
 from eventstore.errors import ConcurrencyConflict
 from eventstore.subjects import partition_of
 from services.table import retrying
@@ -120,6 +121,8 @@ class HandAt:
 
 
 Decider = Callable[[TableModel], Sequence[LogEvent]]
+# Checks a command needs the log or the hand index for (I/O), run before its decider.
+Precheck = Callable[[TableModel], Awaitable[None]]
 
 
 SEAT_FIELDS = ("seat", "to_act")
@@ -170,6 +173,13 @@ class TableApp:
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._money: Counter[tuple[str, str]] = Counter()  # (table, player) -> money flows in flight
+        # The hand index (``store.HANDS_BUCKET``): per table, how many hands from the first are
+        # known to have their entry (``TableEvents.load_indexed_through``), the writer of the
+        # entries of the hands this instance finishes, and the one log read that writes every
+        # older entry when that count is behind (``_reindex``).
+        self._indexed: dict[str, int] = {}
+        self._index_locks: dict[str, asyncio.Lock] = {}
+        self._reindexing: dict[str, asyncio.Task[int]] = {}
         self.reconciler = (
             Reconciler(wallet=wallet, side=self, every=reconcile_every, grace=reconcile_grace)
             if reconcile_every > 0
@@ -225,6 +235,8 @@ class TableApp:
                 for version, left in model.left_log:  # idempotent: see TableModel.left_log
                     if left.chips > 0:
                         self._spawn(self._cash_out_retrying(table_id, version, left))
+                # Entries a previous owner may not have written (it stopped before): see _index_hands.
+                self._spawn(self._index_hands(table_id))
                 return model, epoch
         raise TooManyConflicts(table_id=table_id, attempts=self._max_attempts)
 
@@ -282,9 +294,17 @@ class TableApp:
         )
 
     async def execute(
-        self, table_id: str, *, request_id: str, decide: Decider, expected_version: int | None = None
+        self,
+        table_id: str,
+        *,
+        request_id: str,
+        decide: Decider,
+        expected_version: int | None = None,
+        precheck: Precheck | None = None,
     ) -> Committed:
-        """Decide and append one command (see the module docstring)."""
+        """Decide and append one command (see the module docstring). ``precheck`` runs first,
+        under the table's lock, for what the decider cannot tell from memory (it may read the
+        hand index or the log) and raises to refuse; not for a retried request."""
         async with self._lock(table_id):
             for _ in range(self._max_attempts):
                 model, epoch = await self._owned(table_id)
@@ -294,6 +314,8 @@ class TableApp:
                 if expected_version is not None and expected_version != model.version:
                     raise StaleVersion(expected_version=expected_version, current_version=model.version)
                 try:
+                    if precheck is not None:
+                        await precheck(model)
                     events = tuple(decide(model))
                 except EngineError as exc:
                     wire_seats(exc)
@@ -317,10 +339,8 @@ class TableApp:
         voided = any(isinstance(e, HandVoided) for e in events)
         if state.hand is None and (voided or (ended and state.hands_played % self._snapshot_every == 0)):
             self._spawn(self._snapshot_after_reply(model, model.version))
-        if (ended or voided) and model.hand_order:
-            record = model.hands[model.hand_order[-1]]
-            if record.finished:  # where the hand is in the log, for when it leaves the model's index
-                self._spawn(self._save_hand(model.table_id, dataclasses.replace(record)))
+        if ended or voided:  # where the hand is in the log, for when it leaves the model's index
+            self._spawn(self._index_hands(model.table_id))
         # Players who left as a follow-on of someone else's command (a leave requested during
         # the hand), and what players who left a hand had committed to it when it is voided, are
         # cashed out here; LeaveTable's own leaves are tried at once by ``leave`` as well.
@@ -343,11 +363,111 @@ class TableApp:
             snap = await asyncio.to_thread(self.store.snapshot_of, model)
         await self._save_snapshot(snap)
 
-    async def _save_hand(self, table_id: str, record: HandRecord) -> None:
+    # -- the hand index ---------------------------------------------------------------------
+    #
+    # Every finished hand gets an entry in the hand index (``TableEvents.save_hand``), and
+    # ``indexed_through`` counts the hands, from the first, that all have theirs; it only moves
+    # after their entries are written. So while it covers every hand older than a model's index,
+    # an id without an entry is no hand of the table: StartHand refuses a reused old id
+    # (DUPLICATE_HAND_ID), and GetHand and VoidHand answer an unknown one, with one KV read and no
+    # log read (the engine remembers only the latest ``engine.table.HAND_IDS_KEPT`` ids). When it
+    # does not (a table indexed before 2026-11-22, a lost bucket, an owner that stopped before
+    # writing), the log is read once to write every older entry (``_reindex``).
+
+    async def _index_hands(self, table_id: str) -> None:
+        """Write the entries of the finished hands the owned model indexes that are not counted
+        yet, then count them (after each finished hand, and when taking a table over)."""
         try:
-            await self.store.events.save_hand(table_id, record)
-        except Exception as exc:  # a cache: an old hand without an entry is found in the log
+            lock = self._index_locks.setdefault(table_id, asyncio.Lock())
+            async with lock:
+                model = self._tables.get(table_id)
+                if model is None or not model.hand_order:
+                    return
+                through = await self._indexed_through(table_id)
+                # Copies, taken at once: the model goes on changing under the table's lock.
+                records = [dataclasses.replace(model.hands[h]) for h in model.hand_order]
+                if through < records[0].number - 1:  # older hands only the log has: count them first
+                    through = await self._reindex(table_id, records[0].first_sequence)
+                await self.store.save_hands(
+                    table_id, [r for r in records if r.number > through and r.finished]
+                )
+                for r in records:
+                    if r.number == through + 1 and r.finished:
+                        through = r.number
+                await self._count_indexed(table_id, through)
+        except Exception as exc:  # a cache: the next finished hand (or owner) writes them again
             self._log.warning("table.hand_index_failed", table_id=table_id, error=str(exc))
+
+    async def _indexed_through(self, table_id: str) -> int:
+        known = self._indexed.get(table_id)
+        if known is None:
+            known = await self.store.events.load_indexed_through(table_id)
+            known = self._indexed[table_id] = max(known, self._indexed.get(table_id, 0))
+        return known
+
+    async def _count_indexed(self, table_id: str, through: int) -> None:
+        if through > self._indexed.get(table_id, 0):
+            self._indexed[table_id] = through
+            await self.store.events.save_indexed_through(table_id, through)
+
+    async def _reindex(self, table_id: str, before_sequence: int) -> int:
+        """Write the entry of every hand before ``before_sequence`` from the log, once however
+        many callers wait for it (it runs on if they go away); returns the count of hands
+        indexed from the first."""
+        task = self._reindexing.get(table_id)
+        if task is None:
+            task = asyncio.get_running_loop().create_task(
+                self._reindex_now(table_id, before_sequence), context=contextvars.Context()
+            )
+            self._reindexing[table_id] = task
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+            task.add_done_callback(_settled)
+            task.add_done_callback(
+                lambda t: (
+                    self._reindexing.pop(table_id, None) if self._reindexing.get(table_id) is t else None
+                )
+            )
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the log is still there: callers read it (find_hand's scan)
+            self._log.warning("table.hand_reindex_failed", table_id=table_id, error=str(exc))
+            return self._indexed.get(table_id, 0)
+
+    async def _reindex_now(self, table_id: str, before_sequence: int) -> int:
+        through = await self.store.reindex(table_id, before_sequence=before_sequence)
+        self._log.info("table.hands_reindexed", table_id=table_id, hands=through)
+        await self._count_indexed(table_id, through)
+        return max(through, self._indexed.get(table_id, 0))
+
+    async def _find_older(
+        self, model: TableModel, hand_id: str
+    ) -> tuple[HandRecord, list[StoredEnvelope]] | None:
+        """The hand ``hand_id`` if it is older than the model's index (``model.HANDS_KEPT``):
+        from the hand index, counted complete, or else the log. None if the table has no such
+        hand (checked without reading the log once the index is counted complete)."""
+        oldest = model.oldest_indexed
+        older = model.hands_total - len(model.hand_order)  # hands only the log and the index hold
+        if oldest is None or older <= 0:
+            return None
+        through = await self._indexed_through(model.table_id)
+        if through < older:
+            through = await self._reindex(model.table_id, oldest.first_sequence)
+        return await self.store.find_hand(
+            model.table_id, hand_id, before_sequence=oldest.first_sequence, complete=through >= older
+        )
+
+    async def _refuse_used_hand_id(self, model: TableModel, hand_id: str) -> None:
+        """StartHand's check of an id the engine no longer remembers (it keeps the latest
+        ``engine.table.HAND_IDS_KEPT``): the model's index, then older hands; refused as the
+        engine refuses its own (DUPLICATE_HAND_ID)."""
+        state = model.state
+        if state is None or state.hand is not None or hand_id in state.hand_ids:
+            return  # the engine refuses these itself (HAND_IN_PROGRESS, DUPLICATE_HAND_ID)
+        if hand_id in model.hands or await self._find_older(model, hand_id) is not None:
+            raise table.DuplicateHandId(hand_id=hand_id)
 
     async def _save_snapshot(self, snap: Snapshot) -> None:
         try:
@@ -715,8 +835,15 @@ class TableApp:
             assert model.state is not None
             return table.decide(model.state, StartHand(hand_id=hand_id, deck=deck, commitment=commitment))
 
+        async def precheck(model: TableModel) -> None:
+            await self._refuse_used_hand_id(model, hand_id)
+
         return await self.execute(
-            table_id, request_id=request_id, decide=decide, expected_version=expected_version
+            table_id,
+            request_id=request_id,
+            decide=decide,
+            expected_version=expected_version,
+            precheck=precheck,
         )
 
     async def time_out(
@@ -752,11 +879,19 @@ class TableApp:
         )
 
     async def void_hand(self, *, request_id: str, table_id: str, hand_id: str, reason: str) -> Committed:
+        async def precheck(model: TableModel) -> None:
+            # A hand of the table that is not live is refused as such (HAND_NOT_LIVE, by the
+            # decider), an id it never used as unknown.
+            state = model.state
+            assert state is not None
+            if hand_id in model.hands or hand_id in state.hand_ids:
+                return
+            if await self._find_older(model, hand_id) is None:
+                raise HandNotFound(table_id, hand_id)
+
         def decide(model: TableModel) -> Sequence[LogEvent]:
             state = model.state
             assert state is not None
-            if hand_id not in model.hands and hand_id not in state.hand_ids:
-                raise HandNotFound(table_id, hand_id)
             self._check_live(model, hand_id)
             hs = state.hand
             assert hs is not None
@@ -773,7 +908,7 @@ class TableApp:
                     events.append(PlayerLeft(seat=seat, player=occ.player, chips=stacks.get(seat, occ.stack)))
             return events
 
-        return await self.execute(table_id, request_id=request_id, decide=decide)
+        return await self.execute(table_id, request_id=request_id, decide=decide, precheck=precheck)
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -808,12 +943,9 @@ class TableApp:
         return model, HandAt(record=record, log=log, commitment=_commitment(log))
 
     async def _older_hand(self, model: TableModel, hand_id: str) -> HandAt:
-        """A hand older than the model's index (``model.HANDS_KEPT``), found in the log; an id the
-        table never scheduled (the engine keeps every one) is answered without reading."""
-        oldest = model.oldest_indexed
-        found = None
-        if oldest is not None and model.state is not None and hand_id in model.state.hand_ids:
-            found = await self.store.find_hand(model.table_id, hand_id, before_sequence=oldest.first_sequence)
+        """A hand older than the model's index (``model.HANDS_KEPT``), found through the hand
+        index or in the log; an id the table never scheduled is answered from the index."""
+        found = await self._find_older(model, hand_id)
         if found is None:
             raise HandNotFound(model.table_id, hand_id)
         record, stored = found

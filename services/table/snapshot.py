@@ -3,8 +3,8 @@
 A snapshot is JSON (``FORMAT``) of a ``TableModel`` taken between hands (no hand live): the
 engine's ``TableState`` fields, the log position, the latest request ids and the index of the
 latest hands (``model.HANDS_KEPT``, with the count of all hands: older hands are found in the
-log), so its size does not grow with the number of hands played (except the engine's own state:
-see README, table service, snapshots).
+log) and the engine's state (which remembers the latest ``engine.table.HAND_IDS_KEPT`` hand
+ids since format 4), so its size does not grow with the number of hands played.
 It is tagged (``eventstore.Snapshot``) with the last stream sequence and the engine version; a
 reader uses it only if the engine version matches, and then folds the log after its sequence.
 The dispute replay never reads snapshots: it re-folds the log.
@@ -28,7 +28,13 @@ from services.table.model import HandRecord, Left, Outcome, TableModel
 
 # 2: a left player's chips carry the hand they come out of (after_hand).
 # 3: only the latest HANDS_KEPT hands are indexed, plus "hands_total" (the count of all hands).
-FORMAT = 3
+# 4: the engine state remembers the latest ``engine.table.HAND_IDS_KEPT`` hand ids in scheduling
+#    order ("recent_hand_ids"), no longer every id the table used ("hand_ids", sorted).
+FORMAT = 4
+# Formats ``decode`` still reads. A format-3 document's engine state holds every hand id without
+# their order; its index of the latest hands ("hands", in order) gives the order of the latest
+# ones (``engine.table.from_snapshot(hand_order=...)``).
+READABLE = (3, FORMAT)
 SNAPSHOT_REQUESTS = 1_000  # request ids kept in a snapshot (retries come within seconds)
 
 
@@ -83,9 +89,12 @@ def encode(model: TableModel) -> bytes:
 
 def decode(data: bytes) -> TableModel:
     doc = json.loads(data)
-    if doc.get("format") != FORMAT:
+    if doc.get("format") not in READABLE:
         raise SnapshotUnusable(f"format {doc.get('format')!r}")
-    s = table.from_snapshot(doc["table_id"], doc["state"])
+    try:
+        s = table.from_snapshot(doc["table_id"], doc["state"], hand_order=[h[0] for h in doc["hands"]])
+    except table.SnapshotLayoutUnknown as exc:  # an index too short to order the latest ids
+        raise SnapshotUnusable(str(exc)) from exc
     model = TableModel(
         table_id=doc["table_id"],
         state=s,

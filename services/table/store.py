@@ -8,7 +8,8 @@ tests) and ``JetStreamTableEvents`` extend the two event stores of ``libs/events
 ``TableStore`` turns engine values into envelopes and back: each event is
 ``Event{type=<class name>, payload=engine.codec JSON}``; ``load`` rebuilds a ``TableModel`` from
 the newest snapshot (if its engine version matches) and the log after it; ``find_hand`` finds a
-hand older than the model's index (``model.HANDS_KEPT``) in the log itself.
+hand older than the model's index (``model.HANDS_KEPT``) through the hand index or in the log
+itself, and ``reindex`` writes the hand index entries of older hands from the log.
 """
 
 from __future__ import annotations
@@ -79,6 +80,15 @@ class TableEvents(Protocol):
         """The remembered record of a finished hand, or None."""
         ...
 
+    async def save_indexed_through(self, table_id: str, number: int) -> None:
+        """Record that hands 1..``number`` of the table all have their entry in the hand index
+        (written only after those entries: see ``TableStore.find_hand``)."""
+        ...
+
+    async def load_indexed_through(self, table_id: str) -> int:
+        """The highest ``number`` saved by ``save_indexed_through``, 0 if none."""
+        ...
+
     async def revealed_seed(self, table_id: str, hand_id: str) -> str:
         """The hand's seed (hex) from the audit record of reveals, or "" if not revealed yet.
 
@@ -97,9 +107,18 @@ class MemoryTableEvents(InMemoryEventStore):
         super().__init__()
         self.reveals: dict[tuple[str, str], str] = {}  # (table, hand) -> seed hex, set by tests
         self.hand_index: dict[tuple[str, str], bytes] = {}  # (table, hand) -> hand_value()
+        self.indexed_through: dict[str, int] = {}  # table -> save_indexed_through
+        self.hand_index_puts = 0  # entries written (tests count repairs)
 
     async def save_hand(self, table_id: str, record: HandRecord) -> None:
         self.hand_index[table_id, record.hand_id] = hand_value(record)
+        self.hand_index_puts += 1
+
+    async def save_indexed_through(self, table_id: str, number: int) -> None:
+        self.indexed_through[table_id] = number
+
+    async def load_indexed_through(self, table_id: str) -> int:
+        return self.indexed_through.get(table_id, 0)
 
     async def next_after(self, subject: str, sequence: int) -> StoredEnvelope | None:
         for message in self._by_subject.get(subject, []):
@@ -167,6 +186,21 @@ class JetStreamTableEvents(JetStreamEventStore):
             return None
         return None if not entry.value else hand_of_value(hand_id, entry.value)
 
+    async def save_indexed_through(self, table_id: str, number: int) -> None:
+        kv = await self._hand_bucket()
+        await kv.put(indexed_key(table_id), str(number).encode())
+
+    async def load_indexed_through(self, table_id: str) -> int:
+        kv = await self._hand_bucket()
+        try:
+            entry = await kv.get(indexed_key(table_id))
+        except KeyNotFoundError:
+            return 0
+        try:
+            return max(0, int(entry.value or b"0"))
+        except ValueError:  # not ours: as if none (the log is read instead)
+            return 0
+
     async def revealed_seed(self, table_id: str, hand_id: str) -> str:
         subject = f"{AUDIT_PREFIX}.{table_id}"
         last, seeds = self._reveals.get(table_id, (0, {}))
@@ -213,6 +247,7 @@ class JetStreamTableEvents(JetStreamEventStore):
 # base64url, as ids may hold characters keys may not), value JSON [number, first_version,
 # first_sequence, last_version, last_sequence, voided].
 HANDS_BUCKET = "poker-table-hands"
+REINDEX_BATCH = 64  # hand index entries written at once by ``TableStore.reindex``
 
 
 def _token(text: str) -> str:
@@ -221,6 +256,12 @@ def _token(text: str) -> str:
 
 def hand_key(table_id: str, hand_id: str) -> str:
     return f"{_token(table_id)}.{_token(hand_id)}"
+
+
+def indexed_key(table_id: str) -> str:
+    """The key of the table's ``indexed_through`` count. "indexed" is 7 characters, and a hand
+    id's token is a multiple of 4 (base64 with padding): it is never a hand's key."""
+    return f"{_token(table_id)}.indexed"
 
 
 def hand_value(record: HandRecord) -> bytes:
@@ -353,7 +394,7 @@ class TableStore:
         return out
 
     async def find_hand(
-        self, table_id: str, hand_id: str, *, before_sequence: int
+        self, table_id: str, hand_id: str, *, before_sequence: int, complete: bool = False
     ) -> tuple[HandRecord, list[StoredEnvelope]] | None:
         """A hand that started before stream sequence ``before_sequence`` (the first envelope of
         the oldest hand the model still indexes, which exists): its record and its envelopes.
@@ -361,25 +402,66 @@ class TableStore:
 
         First from the hand index (``TableEvents.load_hand``, written after each hand): its
         entry is used only if the log range it names holds that hand from its ``HandScheduled``
-        to its end. Else (no entry: written by a writer that stopped before saving it, or the
-        index lost) by reading the log from the start, numbering hands by their
-        ``HandScheduled`` in log order as the fold does (only those payloads are decoded), and
-        the entry is saved again."""
+        to its end. ``complete``: the caller knows that every hand before ``before_sequence``
+        has its entry (``TableEvents.load_indexed_through``), so an id without one is no hand of
+        the table, answered without reading the log. Else (no entry: written by a writer that
+        stopped before saving it, or the index lost; or a wrong entry) by reading the log from
+        the start, numbering hands by their ``HandScheduled`` in log order as the fold does (only
+        those payloads are decoded), and the entry is saved again."""
         try:
             known = await self.events.load_hand(table_id, hand_id)
         except Exception:  # the index is a cache: without it, read the log
             known = None
+            complete = False
         if known is not None and known.first_sequence < before_sequence:
             stored = await self.read_range(
                 table_id, after_sequence=known.first_sequence - 1, last_version=known.last_version
             )
             if _is_hand(known, stored):
                 return known, stored
+        if known is None and complete:
+            return None
         found = await self._scan_for_hand(table_id, hand_id, before_sequence=before_sequence)
         if found is not None:
             with contextlib.suppress(Exception):  # repair the index; the answer stands without
                 await self.events.save_hand(table_id, found[0])
         return found
+
+    async def reindex(self, table_id: str, *, before_sequence: int) -> int:
+        """Write the hand index entry of every hand that started before stream sequence
+        ``before_sequence``, from the log (read once, only ``HandScheduled``, ``HandEnded`` and
+        ``HandVoided`` payloads decoded); returns how many hands, from the first, now have their
+        entry (every one of them: hands before an indexed hand are over). For a table whose
+        index cannot be trusted to be complete (written before 2026-11-22, or a lost bucket)."""
+        records: list[HandRecord] = []
+        current: HandRecord | None = None
+        subject = self.subject(table_id)
+        async with contextlib.aclosing(self._scan(subject, 0, before_sequence - 1)) as stream:
+            async for stored in stream:
+                env = stored.envelope
+                for recorded in env.events:
+                    if recorded.type == "HandScheduled":
+                        event = from_recorded(recorded)
+                        assert isinstance(event, HandScheduled)
+                        current = HandRecord(
+                            hand_id=event.hand_id,
+                            number=len(records) + 1,
+                            first_version=env.version,
+                            first_sequence=stored.sequence,
+                        )
+                        records.append(current)
+                    elif current is not None and recorded.type in ("HandEnded", "HandVoided"):
+                        current.last_version, current.last_sequence = env.version, stored.sequence
+                        current.voided = recorded.type == "HandVoided"
+                        current = None
+        await self.save_hands(table_id, [r for r in records if r.finished])
+        return next((r.number - 1 for r in records if not r.finished), len(records))
+
+    async def save_hands(self, table_id: str, records: Sequence[HandRecord]) -> None:
+        """Write these finished hands' index entries, ``REINDEX_BATCH`` at a time."""
+        for start in range(0, len(records), REINDEX_BATCH):
+            batch = records[start : start + REINDEX_BATCH]
+            await asyncio.gather(*(self.events.save_hand(table_id, r) for r in batch))
 
     async def _scan_for_hand(
         self, table_id: str, hand_id: str, *, before_sequence: int

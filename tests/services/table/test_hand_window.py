@@ -196,8 +196,11 @@ async def test_older_hands_answer_as_when_they_were_indexed_also_after_a_restart
         assert await events.load_hand("t1", ids[-1]) == folded.hands[ids[-1]]
     finally:
         await first.stop()
-    # Without an entry (a writer that stopped before saving it), or with one that does not match
-    # the log, an old hand is found in the log, and the entry is written again.
+    # Without an entry (a writer that stopped before saving it, so it never counted it either),
+    # or with one that does not match the log, an old hand is found in the log, and the entries
+    # are written again.
+    assert events.indexed_through["t1"] == len(ids)
+    events.indexed_through["t1"] = 0
     saved = {h: await events.load_hand("t1", h) for h in ("h1", "h2", "h4")}
     h2, h4 = saved["h2"], saved["h4"]
     assert h2 is not None
