@@ -161,6 +161,9 @@ class TableApp:
         max_attempts: int = 3,
         reconcile_every: float = 0.0,  # 0: no escrow reconciliation (see services.table.reconcile)
         reconcile_grace: float = 30.0,
+        # Take the free partitions of existing tables, so that every table has an owner that
+        # reconciles its escrow, used or not (``claim``); with reconciliation only.
+        reconcile_claim: bool = False,
     ) -> None:
         self.store = store
         self.ownership = ownership
@@ -178,6 +181,13 @@ class TableApp:
         # entries of the hands this instance finishes, and the one log read that writes every
         # older entry when that count is behind (``_reindex``).
         self._indexed: dict[str, int] = {}
+        # Partitions we hold (with the epoch we got), those taken since the last sweep of their
+        # tables, and who holds chips at tables we have not loaded, by the log's last sequence.
+        self._partitions: dict[int, int] = {}
+        self._to_sweep: set[int] = set()
+        self._sweeper: asyncio.Task[None] | None = None
+        self._log_holders: dict[str, tuple[int, frozenset[str]]] = {}
+        self._claim = reconcile_claim
         self._index_locks: dict[str, asyncio.Lock] = {}
         self._reindexing: dict[str, asyncio.Task[int]] = {}
         self.reconciler = (
@@ -204,6 +214,7 @@ class TableApp:
 
     def drop_partition(self, partition: int) -> None:
         """Our lease of ``partition`` is gone: forget its tables (re-read on next use)."""
+        self._partitions.pop(partition, None)
         for table_id in [t for t in self._tables if self._partition(t) == partition]:
             self.forget(table_id)
 
@@ -213,10 +224,41 @@ class TableApp:
     async def _epoch(self, table_id: str) -> int:
         partition = self._partition(table_id)
         try:
-            return await self.ownership.epoch(partition)
+            epoch = await self.ownership.epoch(partition)
         except PartitionHeld as held:
             self.drop_partition(partition)
             raise NotOwner(table_id=table_id, partition=partition, owner=held.holder) from None
+        if self._partitions.get(partition) != epoch:
+            self._took_partition(partition, epoch)
+        return epoch
+
+    def _took_partition(self, partition: int, epoch: int) -> None:
+        """We hold ``partition`` (again, or with a new epoch): reconcile every table in it soon,
+        not only those something loads (``services.table.reconcile``)."""
+        self._partitions[partition] = epoch
+        if self.reconciler is None:
+            return
+        self._to_sweep.add(partition)
+        if self._sweeper is None or self._sweeper.done():
+            # A fresh context: the sweep is not part of the RPC that happened to take the lease.
+            self._sweeper = asyncio.get_running_loop().create_task(
+                self._sweep_partitions(), context=contextvars.Context()
+            )
+            self._background.add(self._sweeper)
+            self._sweeper.add_done_callback(self._background.discard)
+
+    async def _sweep_partitions(self) -> None:
+        """Hand the tables of the partitions taken since the last sweep to the reconciler: one
+        listing of the tables for all the partitions taken meanwhile (a restart takes many)."""
+        while self._to_sweep and self.reconciler is not None:
+            await asyncio.sleep(0)  # let the partitions taken at the same moment join this sweep
+            partitions, self._to_sweep = self._to_sweep, set()
+            try:
+                tables = await self.store.events.tables()
+            except Exception as exc:  # the periodic pass lists them again
+                self._log.warning("table.reconcile_sweep_failed", error=str(exc))
+                return
+            self.reconciler.sweep([t for t in tables if self._partition(t) in partitions])
 
     async def _owned(self, table_id: str) -> tuple[TableModel, int]:
         """The cached model (loaded and fenced if needed) and our epoch; call under the lock."""
@@ -583,8 +625,45 @@ class TableApp:
 
     # -- escrow reconciliation (services.table.reconcile.TableSide) ----------------------------
 
-    def owned_tables(self) -> list[str]:
-        return list(self._tables)
+    async def claim(self) -> None:
+        """Take every free partition that holds a table (``reconcile_claim``): a table nobody
+        uses after a restart then has an owner, which reconciles its escrow. A partition another
+        instance holds stays theirs; one we take is swept (``_took_partition``)."""
+        if not self._claim:
+            return
+        wanted = {self._partition(t) for t in await self.store.events.tables()} - set(self._partitions)
+        for partition in sorted(wanted):
+            try:
+                epoch = await self.ownership.epoch(partition)
+            except PartitionHeld:
+                continue
+            if self._partitions.get(partition) != epoch:
+                self._took_partition(partition, epoch)
+
+    async def reconcilable_tables(self) -> list[str]:
+        """Every table of the partitions we hold, loaded or not, and the loaded ones."""
+        held = set(self._partitions)
+        listed = [t for t in await self.store.events.tables() if self._partition(t) in held]
+        seen = set(listed)
+        return listed + [t for t in self._tables if t not in seen]
+
+    async def log_holders(self, table_id: str) -> frozenset[str] | None:
+        """Who the log says holds chips at a table we have not loaded, without loading it for
+        writing (no fence, nothing cached but this answer, kept while the log's last entry is the
+        same: an idle table costs one read per pass). None for a loaded table."""
+        if table_id in self._tables:
+            return None
+        last = await self.store.events.last(self.store.subject(table_id))
+        if last is None:
+            return frozenset()
+        known = self._log_holders.get(table_id)
+        if known is not None and known[0] == last.sequence:
+            return known[1]
+        model = await self.store.load(table_id)
+        found = frozenset() if model is None else holders(model)
+        if model is not None:
+            self._log_holders[table_id] = (model.sequence, found)
+        return found
 
     def money_in_flight(self, table_id: str) -> frozenset[str]:
         return frozenset(p for (t, p) in self._money if t == table_id)

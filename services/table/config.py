@@ -18,7 +18,12 @@ Besides the shell's ``POKER_*`` settings (``shell.config``):
   instance holds is reconciled with its log (``services.table.reconcile``; also on taking a
   table over);
 * ``POKER_TABLE_RECONCILE_GRACE`` (default 30 s): how long an escrow no log accounts for must
-  stay unchanged before its chips go back to cash.
+  stay unchanged before its chips go back to cash;
+* ``POKER_TABLE_RECONCILE_CLAIM`` (default on): at start and every ``RECONCILE_EVERY``, take the
+  lease of every free partition that holds a table, so that a table nobody uses (after a
+  restart, or once its owner died) still has an owner that reconciles its escrow. Off: an
+  instance reconciles only the partitions traffic gave it (spread partitions by use when
+  several instances share the tables).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from eventstore.subjects import PARTITIONS
-from shell.config import DEFAULT_PORTS, ShellConfig, env_float, env_int, env_str
+from shell.config import DEFAULT_PORTS, ShellConfig, env_bool, env_float, env_int, env_str
 
 SERVICE = "table"
 
@@ -47,6 +52,7 @@ class TableConfig:
     presence_heartbeat: float
     reconcile_every: float
     reconcile_grace: float
+    reconcile_claim: bool
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> TableConfig:
@@ -63,4 +69,5 @@ class TableConfig:
             presence_heartbeat=env_float(env, "POKER_TABLE_PRESENCE_HEARTBEAT", 2.0, minimum=0.01),
             reconcile_every=env_float(env, "POKER_TABLE_RECONCILE_EVERY", 60.0, minimum=0.1),
             reconcile_grace=env_float(env, "POKER_TABLE_RECONCILE_GRACE", 30.0, minimum=0.1),
+            reconcile_claim=env_bool(env, "POKER_TABLE_RECONCILE_CLAIM", True),
         )

@@ -35,7 +35,18 @@ A seated player whose escrow holds more than their stack (an orphaned top-up) ge
 back the same way once they have left and their cash-out has gone through.
 
 ``plan`` is the pure decision; ``Reconciler`` runs it when this instance takes a table over
-(and once more after the grace period) and every ``every`` seconds for the tables it holds.
+(and once more after the grace period), for every table of a partition when this instance
+takes the partition's lease (``sweep``: a table nobody uses after a restart is reconciled too),
+and every ``every`` seconds for every table of the partitions it holds, loaded or not.
+
+Many tables, few orphans. A pass asks the wallet first (one ``ListTableEscrows``); a table with
+no escrow costs nothing more. Otherwise, for a table this instance has not loaded, it reads who
+holds chips there from the log without loading the table for writing (``TableSide.log_holders``:
+snapshot + tail, remembered by the log's last sequence, so an idle table costs one read of its
+last entry per pass). Only when that leaves an escrow unaccounted for does the pass take the
+table over and read the holders from the checked, fenced model (``TableSide.escrow_holders``)
+that the decision is made on: reading the log is enough to see nothing to do, never to return
+chips. At most ``concurrency`` tables are reconciled at once per instance, whatever the passes.
 """
 
 from __future__ import annotations
@@ -55,6 +66,7 @@ from services.table.wallet import Escrow
 from shell.logs import get_logger
 
 RETURN_PREFIX = "reconcile:"
+CONCURRENCY = 4  # tables reconciled at once by one instance (wallet calls, log reads)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,6 +109,21 @@ def holders(model: TableModel) -> frozenset[str]:
     return frozenset(out)
 
 
+def _unaccounted(escrow: Escrow, holders: frozenset[str], busy: frozenset[str]) -> bool:
+    """Chips in the escrow, none reserved by a hand, and no seat nor flow here to explain them."""
+    return (
+        escrow.balance > 0
+        and escrow.reserved == 0
+        and escrow.player not in holders
+        and escrow.player not in busy
+    )
+
+
+def unaccounted(escrows: Sequence[Escrow], *, holders: frozenset[str], busy: frozenset[str]) -> bool:
+    """Whether ``plan`` would sight (or return) any of ``escrows``."""
+    return any(_unaccounted(e, holders, busy) for e in escrows)
+
+
 def plan(
     *,
     table_id: str,
@@ -112,9 +139,7 @@ def plan(
     returns: list[Return] = []
     seen: dict[str, Sighting] = {}
     for escrow in escrows:
-        if escrow.balance <= 0 or escrow.reserved > 0:
-            continue
-        if escrow.player in holders or escrow.player in busy:
+        if not _unaccounted(escrow, holders, busy):
             continue
         before = sightings.get(escrow.player)
         if before is None or before.escrow != escrow:
@@ -142,7 +167,19 @@ class EscrowWallet(Protocol):
 class TableSide(Protocol):
     """What the reconciler needs of the table application."""
 
-    def owned_tables(self) -> list[str]: ...
+    async def claim(self) -> None:
+        """Take the free partitions of existing tables, if so configured (their tables are then
+        swept, as for any partition taken)."""
+        ...
+
+    async def reconcilable_tables(self) -> list[str]:
+        """Every table of the partitions this instance holds, loaded or not."""
+        ...
+
+    async def log_holders(self, table_id: str) -> frozenset[str] | None:
+        """``holders`` as the log says now, for a table not loaded here, without loading it for
+        writing; None for a loaded one (use ``escrow_holders``)."""
+        ...
 
     def money_in_flight(self, table_id: str) -> frozenset[str]:
         """Players with a buy-in, refund or cash-out in flight at the table in this process."""
@@ -162,6 +199,7 @@ class Reconciler:
         every: float,
         grace: float,
         clock: Callable[[], float] = time.monotonic,
+        concurrency: int = CONCURRENCY,
     ) -> None:
         self._wallet = wallet
         self._side = side
@@ -173,12 +211,25 @@ class Reconciler:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._gaining: set[str] = set()
         self._periodic: asyncio.Task[None] | None = None
+        self._concurrency = max(1, concurrency)
+        self._slots = asyncio.Semaphore(self._concurrency)
         self._log = get_logger()
 
     def start(self) -> None:
-        """Reconcile every table we hold every ``every`` seconds (call from a running loop)."""
+        """Claim free partitions (if configured) now, then reconcile every table we hold every
+        ``every`` seconds (call from a running loop)."""
         if self._periodic is None:
             self._periodic = asyncio.get_running_loop().create_task(self._every_so_often())
+
+    def sweep(self, table_ids: Sequence[str]) -> None:
+        """We just took the partitions of ``table_ids``: reconcile them now, and again once the
+        grace is over, ``concurrency`` at a time (a new task; call from a running loop)."""
+        if not table_ids:
+            return
+        tables = list(table_ids)
+        task = asyncio.get_running_loop().create_task(self._sweep(tables), context=contextvars.Context())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def gained(self, table_id: str) -> None:
         """We just took ``table_id`` over: reconcile now, and again once the grace is over."""
@@ -191,6 +242,11 @@ class Reconciler:
         )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def drain(self) -> None:
+        """Wait for the passes under way (sweeps, take-overs) to end (tests)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def close(self) -> None:
         tasks = [*self._tasks, *([self._periodic] if self._periodic is not None else [])]
@@ -210,11 +266,36 @@ class Reconciler:
         finally:
             self._gaining.discard(table_id)
 
+    async def _sweep(self, tables: list[str]) -> None:
+        self._log.info("table.reconcile_sweep", tables=len(tables))
+        await self.run_all(tables)
+        await asyncio.sleep(self._grace * 1.05 + 0.05)
+        await self.run_all(tables)
+
     async def _every_so_often(self) -> None:
         while True:
+            try:
+                await self._side.claim()
+            except Exception as exc:  # NATS away: the next round tries again
+                self._log.info("table.claim_skipped", error=str(exc))
             await asyncio.sleep(self._every)
-            for table_id in self._side.owned_tables():
-                await self.run_once(table_id)
+            try:
+                tables = await self._side.reconcilable_tables()
+            except Exception as exc:
+                self._log.info("table.reconcile_skipped", error=str(exc))
+                continue
+            await self.run_all(tables)
+
+    async def run_all(self, table_ids: Sequence[str]) -> None:
+        """``run_once`` for each table, at most ``concurrency`` at once across every pass."""
+        pending = iter(table_ids)
+
+        async def worker() -> None:
+            for table_id in pending:
+                async with self._slots:
+                    await self.run_once(table_id)
+
+        await asyncio.gather(*(worker() for _ in range(min(self._concurrency, len(table_ids)))))
 
     async def run_once(self, table_id: str) -> tuple[Return, ...]:
         """One pass over ``table_id``: the returns it made (or tried). Never raises but for
@@ -226,6 +307,10 @@ class Reconciler:
                 escrows = await self._wallet.escrows(table_id)
                 if not escrows:
                     self._sightings.pop(table_id, None)
+                    return ()
+                seen = await self._side.log_holders(table_id)
+                if seen is not None and not unaccounted(escrows, holders=seen, busy=busy):
+                    self._sightings.pop(table_id, None)  # nothing to do, nothing loaded
                     return ()
                 holding = await self._side.escrow_holders(table_id)
             except Exception as exc:

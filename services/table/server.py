@@ -74,6 +74,7 @@ async def start(config: TableConfig, *, wallet: Wallet | None = None) -> TableSe
             snapshot_every=config.snapshot_every,
             reconcile_every=config.reconcile_every,
             reconcile_grace=config.reconcile_grace,
+            reconcile_claim=config.reconcile_claim,
         )
         ownership.on_lost = app.drop_partition
         if app.reconciler is not None:

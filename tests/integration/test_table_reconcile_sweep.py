@@ -1,0 +1,112 @@
+"""After a restart, a table nobody calls still has its orphaned escrow returned: the new table
+instance claims the free partitions of existing tables and reconciles every table in them (real
+nats-server, real wallet service; no call reaches the new table instance)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import nats
+import pytest
+
+from eventstore.jetstream import JetStreamEventStore
+from eventstore.subjects import table_subject
+from poker.table.v1 import table_service_pb2_grpc as pb_grpc
+from poker.wallet.v1 import wallet_service_pb2 as wpb
+from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
+from services.table.config import TableConfig
+from services.table.events import OwnerChanged
+from services.table.server import TableServer
+from services.table.server import start as start_table
+from services.table.store import decode_events
+from services.wallet.server import WalletServer
+from shell.client import channel
+from tests.integration.table_system import balance, deposit, wallet_service
+from tests.services.table.helpers import create, join
+
+pytestmark = pytest.mark.integration
+
+AS_TABLE = (("x-caller", "table"),)
+
+
+@pytest.fixture
+async def wallet(nats_url: str) -> AsyncIterator[WalletServer]:
+    running = await wallet_service(nats_url)
+    try:
+        for player in ("ann", "bob", "cat"):
+            await deposit(running, player, 1000)
+        yield running
+    finally:
+        await running.stop()
+
+
+async def table_service(nats_url: str, wallet: WalletServer, instance: str, *, every: float) -> TableServer:
+    return await start_table(
+        TableConfig.from_env(
+            {
+                "POKER_TABLE_PORT": "0",
+                "POKER_NATS_URL": nats_url,
+                "POKER_TABLE_WALLET": wallet.server.address,
+                "POKER_TABLE_INSTANCE": instance,
+                "POKER_GRACE_SECONDS": "0.5",
+                "POKER_TABLE_RECONCILE_EVERY": str(every),
+                "POKER_TABLE_RECONCILE_GRACE": "0.3",
+            }
+        )
+    )
+
+
+async def owners(nats_url: str, table_id: str) -> list[str]:
+    nc = await nats.connect(nats_url)
+    try:
+        stored = await JetStreamEventStore(nc.jetstream(), stream="TABLE_EVENTS").read(
+            table_subject(table_id)
+        )
+        return [e.owner for s in stored for e in decode_events(s.envelope) if isinstance(e, OwnerChanged)]
+    finally:
+        await nc.close()
+
+
+async def test_an_idle_table_is_reconciled_after_a_restart(nats_url: str, wallet: WalletServer) -> None:
+    first = await table_service(nats_url, wallet, "table-a", every=3600)
+    try:
+        async with channel(first.server.address) as chan:
+            stub = pb_grpc.TableServiceStub(chan)
+            await create(stub, "t1")
+            await create(stub, "t2")
+            await join(stub, "ann", 1, table="tables/t1")
+            await join(stub, "cat", 1, table="tables/t2")
+        # bob's join at t1 as the table service runs it: the wallet's buy-in first, and then the
+        # process "dies" before its append.
+        async with channel(wallet.server.address) as wchan:
+            wstub: Any = wpb_grpc.WalletServiceStub(wchan)
+            await wstub.BuyIn(
+                wpb.BuyInRequest(
+                    request_id=f"{uuid.uuid4()}:buy-in", table_id="t1", player="bob", amount=300
+                ),
+                metadata=AS_TABLE,
+            )
+        assert await balance(wallet, "escrow/t1/bob") == 300
+    finally:
+        await first.stop()  # releases its leases: the partitions are free
+    # The new instance gets no call. A long period: only the claim and sweep at start act.
+    second = await table_service(nats_url, wallet, "table-b", every=3600)
+    try:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 30.0  # a liveness guard, not a timing assertion
+        while await balance(wallet, "cash/bob") != 1000:
+            assert loop.time() < end, "the orphaned escrow never went back to cash"
+            await asyncio.sleep(0.1)
+        assert second.app.reconciler is not None
+        await second.app.reconciler.drain()
+        assert await balance(wallet, "escrow/t1/bob") == 0
+        assert await balance(wallet, "escrow/t1/ann") == 200  # seated: untouched
+        assert await balance(wallet, "escrow/t2/cat") == 200
+        # Nothing to return at t2: read, never taken over; t1 was taken over to return bob's.
+        assert await owners(nats_url, "t2") == ["table-a"]
+        assert await owners(nats_url, "t1") == ["table-a", "table-b"]
+    finally:
+        await second.stop()
