@@ -44,7 +44,7 @@ import uuid
 from collections import Counter
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from engine import hand, table
 from engine.cards import Card
@@ -83,11 +83,12 @@ from services.table.errors import (
     TooManyConflicts,
 )
 from services.table.events import HandVoided, OwnerChanged
-from services.table.model import ActionEntry, HandRecord, Left, LogEvent, Outcome, TableModel, actions
+from services.table.model import HandRecord, Left, LogEvent, Outcome, TableModel
 from services.table.ownership import Ownership, PartitionHeld
 from services.table.reconcile import Reconciler, holders
 from services.table.store import RULES_VERSION_SUFFIX, TableStore, decode_events, fold_envelope
 from services.table.wallet import Wallet
+from services.table.watchers import LocalWatch, LocalWatchers, Render, entries_since, hand_mark
 from shell.errors import ServiceError
 from shell.logs import get_logger
 
@@ -121,6 +122,7 @@ class HandAt:
 
 
 Decider = Callable[[TableModel], Sequence[LogEvent]]
+T = TypeVar("T")  # what a watcher renders for each version
 # Checks a command needs the log or the hand index for (I/O), run before its decider.
 Precheck = Callable[[TableModel], Awaitable[None]]
 
@@ -176,6 +178,7 @@ class TableApp:
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._money: Counter[tuple[str, str]] = Counter()  # (table, player) -> money flows in flight
+        self.watchers = LocalWatchers()  # WatchTable streams on tables this instance writes
         # The hand index (``store.HANDS_BUCKET``): per table, how many hands from the first are
         # known to have their entry (``TableEvents.load_indexed_through``), the writer of the
         # entries of the hands this instance finishes, and the one log read that writes every
@@ -211,6 +214,7 @@ class TableApp:
     def forget(self, table_id: str) -> None:
         self._tables.pop(table_id, None)
         self._epochs.pop(table_id, None)
+        self.watchers.forget(table_id)  # they go on from the log
 
     def drop_partition(self, partition: int) -> None:
         """Our lease of ``partition`` is gone: forget its tables (re-read on next use)."""
@@ -236,8 +240,8 @@ class TableApp:
         """We hold ``partition`` (again, or with a new epoch): reconcile every table in it soon,
         not only those something loads (``services.table.reconcile``)."""
         self._partitions[partition] = epoch
-        if self.reconciler is None:
-            return
+        if self.reconciler is None or not self.reconciler.started:
+            return  # sweeps are background work of a started reconciler (as the server runs it)
         self._to_sweep.add(partition)
         if self._sweeper is None or self._sweeper.done():
             # A fresh context: the sweep is not part of the RPC that happened to take the lease.
@@ -326,7 +330,9 @@ class TableApp:
                 error_code=None,
                 msg_id=envelope.msg_id,
             )
-        return model.apply(
+        watching = bool(self.watchers.of(model.table_id))
+        mark = hand_mark(model) if watching else None
+        outcome = model.apply(
             events,
             version=envelope.version,
             sequence=result.sequence,
@@ -334,6 +340,9 @@ class TableApp:
             command_id=command_id,
             recorded_at=envelope.recorded_at,
         )
+        if mark is not None:  # rendered now, before anything can change the model again
+            self.watchers.published(model, entries_since(model, mark))
+        return outcome
 
     async def execute(
         self,
@@ -443,7 +452,11 @@ class TableApp:
     async def _indexed_through(self, table_id: str) -> int:
         known = self._indexed.get(table_id)
         if known is None:
-            known = await self.store.events.load_indexed_through(table_id)
+            try:
+                known = await self.store.events.load_indexed_through(table_id)
+            except Exception as exc:  # a cache: as if nothing were counted (the log is read)
+                self._log.warning("table.hand_index_failed", table_id=table_id, error=str(exc))
+                return 0
             known = self._indexed[table_id] = max(known, self._indexed.get(table_id, 0))
         return known
 
@@ -523,6 +536,7 @@ class TableApp:
         task.add_done_callback(self._background.discard)
 
     async def close(self) -> None:
+        self.watchers.close()
         if self.reconciler is not None:
             await self.reconciler.close()
         for task in list(self._background):
@@ -1047,11 +1061,39 @@ class TableApp:
         )
         return model, at, [s.envelope for s in stored]
 
-    async def watch(
-        self, table_id: str, from_version: int
-    ) -> AsyncGenerator[tuple[TableModel, list[ActionEntry]], None]:
-        """The table after ``from_version`` (or now, if 0) and after every later envelope, with
-        the actions each envelope added. Driven by the table's subject, so any instance serves it."""
+    async def watch(self, table_id: str, from_version: int, render: Render[T]) -> AsyncGenerator[T, None]:
+        """``render(table, actions added)`` for the table after ``from_version`` (or now, if 0)
+        and after every later envelope. On the table's owner, a watch from now is fed from the
+        cached model (``services.table.watchers``); otherwise, or once that breaks off, from
+        the table's subject, so any instance serves it."""
+        if not from_version:
+            local = await self._watch_locally(table_id, render)
+            if local is not None:
+                first, watch = local
+                try:
+                    yield first
+                    while (message := await watch.next()) is not None:
+                        yield message
+                finally:
+                    self.watchers.remove(watch)
+                from_version = watch.delivered
+        async with contextlib.aclosing(self._watch_log(table_id, from_version, render)) as messages:
+            async for message in messages:
+                yield message
+
+    async def _watch_locally(self, table_id: str, render: Render[T]) -> tuple[T, LocalWatch[T]] | None:
+        try:
+            async with self._lock(table_id):
+                model, _ = await self._owned(table_id)
+                first = render(model, [])
+                return first, self.watchers.add(table_id, render, version=model.version)
+        except NotOwner:
+            return None
+
+    async def _watch_log(
+        self, table_id: str, from_version: int, render: Render[T]
+    ) -> AsyncGenerator[T, None]:
+        """The watch from the table's subject: every envelope folded into a private model."""
         subject = self.store.subject(table_id)
         model = TableModel(table_id=table_id)
         stored = await self.store.events.read(subject)
@@ -1064,18 +1106,15 @@ class TableApp:
             fold_envelope(model, item)
             after = item.sequence
         if not from_version:
-            yield model, []
+            yield render(model, [])
         # aclosing: a watcher that goes away unsubscribes at once (not when collected).
         async with contextlib.aclosing(self.store.events.follow(subject, after_sequence=after)) as stream:
             async for item in stream:
                 if item.envelope.version <= model.version:
                     continue
-                before_hand = model.hand_order[-1] if model.hand_order else ""
-                before = len(actions(model.hand_log))
+                mark = hand_mark(model)
                 fold_envelope(model, item)
-                now_hand = model.hand_order[-1] if model.hand_order else ""
-                entries = actions(model.hand_log)
-                yield model, entries[before:] if now_hand == before_hand else entries
+                yield render(model, entries_since(model, mark))
 
 
 def _commitment(log: Sequence[LogEvent]) -> str:

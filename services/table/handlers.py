@@ -30,7 +30,7 @@ from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from services.table import mapping
 from services.table.app import Committed, TableApp, hand_events_of
 from services.table.errors import BadRequest, CallerNotDealer, PlayerRequired
-from services.table.model import LogEvent, TableModel, actions
+from services.table.model import ActionEntry, LogEvent, TableModel, actions
 from services.table.presence import PresenceTracker
 from shell.interceptor import bind_request, refused
 from shell.logs import bind
@@ -301,12 +301,16 @@ class TableServicer(pb_grpc.TableServiceServicer):
         if viewer is not None:
             self._presence.opened(table_id, viewer)
         try:
-            async with contextlib.aclosing(self._app.watch(table_id, request.from_version)) as views:
-                async for model, entries in views:
-                    out = pb.WatchTableResponse(
-                        version=model.version, new_actions=[mapping.action_record(e) for e in entries]
-                    )
-                    mapping.table_view(model, viewer, into=out.table)
+
+            def render(model: TableModel, entries: list[ActionEntry]) -> pb.WatchTableResponse:
+                out = pb.WatchTableResponse(
+                    version=model.version, new_actions=[mapping.action_record(e) for e in entries]
+                )
+                mapping.table_view(model, viewer, into=out.table)
+                return out
+
+            async with contextlib.aclosing(self._app.watch(table_id, request.from_version, render)) as views:
+                async for out in views:
                     yield out
         finally:
             if viewer is not None:
