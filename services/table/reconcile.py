@@ -215,6 +215,11 @@ class Reconciler:
         self._slots = asyncio.Semaphore(self._concurrency)
         self._log = get_logger()
 
+    @property
+    def started(self) -> bool:
+        """``start`` was called: passes run in the background (partition sweeps too)."""
+        return self._periodic is not None
+
     def start(self) -> None:
         """Claim free partitions (if configured) now, then reconcile every table we hold every
         ``every`` seconds (call from a running loop)."""

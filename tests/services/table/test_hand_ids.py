@@ -17,6 +17,7 @@ from eventstore.envelope import StoredEnvelope
 from poker.table.v1 import table_service_pb2 as pb
 from services.table import model as table_model
 from services.table import snapshot
+from services.table.model import HandRecord
 from services.table.ownership import StaticOwnership
 from services.table.store import MemoryTableEvents
 from shell.client import RichError, rich_error
@@ -205,3 +206,40 @@ def test_the_snapshot_does_not_grow_with_hands(monkeypatch: pytest.MonkeyPatch) 
     assert grown < 400, sizes
     every_id_from_41 = len(json.dumps([f"h{n}" for n in range(41, 401)]))
     assert grown < every_id_from_41 / 5, sizes
+
+
+class NoIndex(CountingEvents):
+    """The hand index bucket is unreachable: every read and write of it fails."""
+
+    async def save_hand(self, table_id: str, record: HandRecord) -> None:
+        raise ConnectionError("KV away")
+
+    async def load_hand(self, table_id: str, hand_id: str) -> HandRecord | None:
+        raise ConnectionError("KV away")
+
+    async def save_indexed_through(self, table_id: str, number: int) -> None:
+        raise ConnectionError("KV away")
+
+    async def load_indexed_through(self, table_id: str) -> int:
+        raise ConnectionError("KV away")
+
+
+async def test_without_the_hand_index_the_log_still_answers() -> None:
+    events = NoIndex()
+    wallet = FakeWallet(cash={"ann": 1000, "bob": 1000})
+    played = [f"h{n}" for n in range(1, 7)]
+    svc = await serve(events, wallet)
+    try:
+        await create(svc.stub)
+        await join(svc.stub, "ann", 1)
+        await join(svc.stub, "bob", 2)
+        for hand_id in played:
+            await play_hand(svc, hand_id, fold=True)
+        await svc.app.drain()
+        await check_every_used_id_is_refused(svc, played)
+        scans = events.scans
+        assert scans > 0  # slower, read from the log, but the same answers
+        await play_hand(svc, "h7", fold=True)
+        assert events.scans > scans
+    finally:
+        await svc.stop()
