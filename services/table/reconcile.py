@@ -264,10 +264,10 @@ class Reconciler:
 
     async def _after_gain(self, table_id: str) -> None:
         try:
-            await self.run_once(table_id)
+            await self.run_all([table_id])
             # A little past the grace, so that the second sighting is old enough by any clock.
             await asyncio.sleep(self._grace * 1.05 + 0.05)
-            await self.run_once(table_id)
+            await self.run_all([table_id])
         finally:
             self._gaining.discard(table_id)
 
