@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias, assert_never
+from typing import Any, Final, TypeAlias, assert_never
 
 from engine import codec, hand
 from engine.blinds import HandPlan, NotEnoughPlayers, Positions, plan_hand
@@ -193,10 +193,14 @@ class DuplicateHandId(RuleViolation):
 # -- state -------------------------------------------------------------------------------------
 
 
+# Module level, not only ``__slots__``: a class compiled by mypyc has no ``__slots__`` at run time.
+_SEAT_SLOTS: Final = ("arrival", "debt", "disconnected", "leaving", "player", "stack", "status")
+
+
 class _Seat:
     """A seated player (private, mutable, written only by ``evolve``)."""
 
-    __slots__ = ("arrival", "debt", "disconnected", "leaving", "player", "stack", "status")
+    __slots__ = _SEAT_SLOTS
 
     def __init__(self, *, player: str, stack: int, status: SeatStatus, debt: Debt, arrival: int) -> None:
         self.player = player
@@ -208,7 +212,7 @@ class _Seat:
         self.disconnected = False
 
     def snapshot(self) -> tuple[object, ...]:
-        return tuple(getattr(self, k) for k in self.__slots__)
+        return tuple(getattr(self, k) for k in _SEAT_SLOTS)
 
 
 class TableState:
@@ -813,6 +817,15 @@ class TableView:
     positions: Positions | None  # the current (or last) hand's button and blinds
     hand: hand.HandView | None  # redacted for the viewer
     hands_played: int
+
+
+# The field types ``engine.codec`` decodes by, for the fields mypyc erases when it compiles this
+# module (optional and tuple fields keep no item types); a test checks them against the
+# annotations above (see ``engine.hand_events``).
+CODEC_HINTS: Final[dict[str, dict[str, object]]] = {
+    "SeatInfo": {"player": str | None},
+    "TableView": {"seats": tuple[SeatInfo, ...], "positions": Positions | None, "hand": hand.HandView | None},
+}
 
 
 def view(state: TableState, viewer: str | None) -> TableView:
