@@ -87,8 +87,8 @@ async def test_a_buy_in_orphaned_by_a_crash_goes_back_to_cash(system: LocalSyste
         while await balance(c.wallet, "cash/bob") != 10_000:
             assert loop.time() < end, "the orphaned escrow never went back to cash"
             await asyncio.sleep(0.2)
-            # Tables are taken over on use: the first view after the dead instance's lease
-            # expired makes this instance the owner (then it reconciles the table's escrow).
+            # Once the dead instance's lease expires, this instance claims the table's partition
+            # (POKER_TABLE_RECONCILE_CLAIM) or takes it on this view, and reconciles its escrow.
             await c.view(table_id)
         assert await balance(c.wallet, f"escrow/{table_id}/bob") == 0
         assert await balance(c.wallet, f"escrow/{table_id}/ann") == buy_in  # seated: untouched
