@@ -39,6 +39,7 @@ from poker.table.v1 import table_service_pb2 as pb
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
+from shell import childproc
 from shell.client import channel, health_status
 from shell.natsproc import NatsServer
 from shell.streamcalls import StreamedCalls
@@ -78,7 +79,8 @@ async def _serving(target: str) -> None:
 
 def _spawn(module: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
     full = {**os.environ, "POKER_LOG_LEVEL": "warning", **env}
-    return subprocess.Popen(
+    # childproc: the service dies with the bench if the bench is killed.
+    return childproc.popen(
         [sys.executable, "-m", module],
         cwd=ROOT,
         env=full,

@@ -9,6 +9,7 @@ import sys
 
 from pokerctl.bots import QUIET, start_bots, table_config, wait_tables
 from pokerctl.local import LocalSystem
+from shell.childproc import argv
 from tests.e2e.helpers import Clients
 
 CARD = re.compile(r"[2-9TJQKA][cdhs]")
@@ -28,22 +29,19 @@ async def test_watch_prints_live_frames_as_a_player(system: LocalSystem) -> None
     try:
         await wait_tables(system.targets["table"], [table_id], lambda t: t.hands_played >= 1)
         viewer = bots.bots[0].player
+        # Through the childproc launcher: the watcher dies with this test process if it is killed.
+        command = [sys.executable, "-m", "pokerctl", "watch", table_id, "--as", viewer, "--frames", "40"]
         proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "pokerctl",
-            "watch",
-            table_id,
-            "--as",
-            viewer,
-            "--frames",
-            "40",
-            "--table-target",
-            system.targets["table"],
+            *argv([*command, "--table-target", system.targets["table"]]),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )
-        out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
+        finally:
+            if proc.returncode is None:  # timed out or cancelled: never leave it running
+                proc.kill()
+                await proc.wait()
     finally:
         await bots.stop()
     assert proc.returncode == 0, err.decode()
