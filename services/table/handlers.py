@@ -14,6 +14,7 @@ import binascii
 import contextlib
 import dataclasses
 import json
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -32,7 +33,7 @@ from services.table.app import Committed, TableApp, hand_events_of
 from services.table.errors import BadRequest, CallerNotDealer, PlayerRequired
 from services.table.model import ActionEntry, LogEvent, TableModel, actions
 from services.table.presence import PresenceTracker
-from shell.interceptor import bind_request, refused
+from shell.interceptor import refused
 from shell.logs import bind
 from shell.server import domain_for
 
@@ -44,7 +45,6 @@ AUDITORS = frozenset({"dealer", "auditor"})
 DEFAULT_PAGE = 50
 MAX_PAGE = 500
 DOMAIN = domain_for("table")
-ACT_STREAM = "/poker.table.v1.TableService/ActStream"
 
 
 def _meta(context: Context, key: str) -> str:
@@ -205,9 +205,17 @@ class TableServicer(pb_grpc.TableServiceServicer):
     ) -> AsyncIterator[pb.ActStreamResponse]:
         # One message at a time, in order: a player's actions must apply in the order sent, and
         # the next request is read only after this one's answer is queued.
+        # The interceptor bound the stream's context (rpc, metadata); per message only the ids
+        # that change are bound (``bind_request`` per message cost ~40 µs, a tenth of an action).
         async for message in request_iterator:
             request = message.request
-            started = bind_request(ACT_STREAM, request, context)
+            table = request.table
+            bind(
+                request_id=request.request_id,
+                table_id=table[7:] if table.startswith("tables/") else "",
+                hand_id=request.hand_id,
+            )
+            started = time.perf_counter()
             answer = pb.ActStreamResponse(request_id=request.request_id)
             try:
                 await self._act(request, context, answer.response)

@@ -8,6 +8,8 @@ from typing import Any
 
 import grpc
 import pytest
+import structlog
+import structlog.testing
 from google.rpc import status_pb2
 
 from poker.table.v1 import table_service_pb2 as pb
@@ -168,3 +170,21 @@ async def test_streamed_calls_client_against_the_service(svc: Running) -> None:
     reply = await calls.call(act_request(player, pb.ACTION_TYPE_CALL).request, deadline=5)
     assert reply.version == view.version + 1
     await calls.close()
+
+
+async def test_each_refusal_is_logged_with_its_own_request_ids(svc: Running) -> None:
+    view = await heads_up(svc)
+    player = to_act(view)
+    call = svc.stub.ActStream(timeout=10)
+    with structlog.testing.capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
+        for request_id in ("first-refused", "second-refused"):
+            await call.write(act_request(player, pb.ACTION_TYPE_RAISE, amount=3, request_id=request_id))
+            assert (await call.read()).WhichOneof("result") == "error"
+    call.cancel()
+    rejected = [e for e in logs if e["event"] == "rpc.rejected"]
+    assert [(e["request_id"], e["table_id"], e["reason"]) for e in rejected] == [
+        ("first-refused", "t1", "RAISE_BELOW_MINIMUM"),
+        ("second-refused", "t1", "RAISE_BELOW_MINIMUM"),
+    ]
+    assert {e["rpc"] for e in rejected} == {"/poker.table.v1.TableService/ActStream"}
+    assert {e["player"] for e in rejected} == {player}
