@@ -7,8 +7,9 @@ see). Whenever the view says it is the bot's turn it picks from the legal action
 ``Act`` with the hand id and the version it saw (a stale view is refused with ABORTED and simply
 waits for the next one); its actions go over one ``ActStream`` (``shell.streamcalls``). Between
 hands it now and then sits out and back in, tops up a short stack, or leaves and rejoins; while
-its table waits for players it keeps trying to come back (on every new version, and every ``IDLE_RETRY_SECONDS`` when nothing new arrives: a refusal such
-as the wallet still settling the hand it left is transient). Its choices come from a seeded
+its table waits for players it keeps trying to come back (on every new version, and every
+``IDLE_RETRY_SECONDS`` when nothing new arrives: a refusal such as the wallet still settling the
+hand it left is transient). Its choices come from a seeded
 ``random.Random``: reproducible games, not cryptography (the deck comes from the rng service).
 
 Every ``Act`` round trip is timed (``BotStats.latencies_ms``); views are kept for the privacy
@@ -59,7 +60,8 @@ def _rid() -> str:
 
 
 def _act_message(request: tpb.ActRequest) -> tpb.ActStreamRequest:
-    return tpb.ActStreamRequest(request=request)
+    # The bot follows the table through WatchTable: the answer's table view would go unread.
+    return tpb.ActStreamRequest(request=request, omit_table=True)
 
 
 def _ms(ms: int) -> Duration:

@@ -181,7 +181,9 @@ class TableServicer(pb_grpc.TableServiceServicer):
         await self._act(request, context, out)
         return out
 
-    async def _act(self, request: pb.ActRequest, context: Context, out: pb.ActResponse) -> None:
+    async def _act(
+        self, request: pb.ActRequest, context: Context, out: pb.ActResponse, *, view: bool = True
+    ) -> None:
         rid = mapping.request_id_of(request.request_id)
         table_id = mapping.table_id_of(request.table)
         player = _player(context, request.player_id)
@@ -198,7 +200,8 @@ class TableServicer(pb_grpc.TableServiceServicer):
             expected_version=_expected(request),
         )
         out.version = done.outcome.version
-        mapping.table_view(done.model, player, into=out.table)  # in place: no copy per reply
+        if view:
+            mapping.table_view(done.model, player, into=out.table)  # in place: no copy per reply
 
     async def ActStream(
         self, request_iterator: AsyncIterator[pb.ActStreamRequest], context: Context
@@ -218,7 +221,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
             started = time.perf_counter()
             answer = pb.ActStreamResponse(request_id=request.request_id)
             try:
-                await self._act(request, context, answer.response)
+                await self._act(request, context, answer.response, view=not message.omit_table)
             except Exception as exc:  # answered in-band: the stream stays open
                 status = refused(exc, domain=DOMAIN, started=started).status
                 answer.error.code = status.code

@@ -188,3 +188,19 @@ async def test_each_refusal_is_logged_with_its_own_request_ids(svc: Running) -> 
     ]
     assert {e["rpc"] for e in rejected} == {"/poker.table.v1.TableService/ActStream"}
     assert {e["player"] for e in rejected} == {player}
+
+
+async def test_omit_table_answers_the_version_without_a_view(svc: Running) -> None:
+    view = await heads_up(svc)
+    call = svc.stub.ActStream(timeout=10)
+    message = act_request(to_act(view), pb.ACTION_TYPE_CALL)
+    message.omit_table = True
+    await call.write(message)
+    answer = await call.read()
+    assert answer.response.version == view.version + 1
+    assert not answer.response.HasField("table")
+    # The action was applied as with a view: the table shows it.
+    after = (await svc.stub.GetTable(pb.GetTableRequest(name="tables/t1"))).table
+    assert after.version == view.version + 1
+    assert [a.action for a in after.current_hand.actions][-1] == pb.ACTION_TYPE_CALL
+    call.cancel()
