@@ -1093,20 +1093,26 @@ class TableApp:
     async def _watch_log(
         self, table_id: str, from_version: int, render: Render[T]
     ) -> AsyncGenerator[T, None]:
-        """The watch from the table's subject: every envelope folded into a private model."""
+        """The watch from the table's subject: every envelope folded into a private model. From
+        now: the newest snapshot and the log after it; after a version: the log up to it."""
         subject = self.store.subject(table_id)
-        model = TableModel(table_id=table_id)
-        stored = await self.store.events.read(subject)
-        if not stored:
-            raise TableNotFound(table_id)
-        after = 0
-        for item in stored:
-            if from_version and item.envelope.version > from_version:
-                break
-            fold_envelope(model, item)
-            after = item.sequence
         if not from_version:
+            loaded = await self.store.load(table_id)
+            if loaded is None:
+                raise TableNotFound(table_id)
+            model, after = loaded, loaded.sequence
             yield render(model, [])
+        else:
+            model = TableModel(table_id=table_id)
+            stored = await self.store.events.read(subject)
+            if not stored:
+                raise TableNotFound(table_id)
+            after = 0
+            for item in stored:
+                if item.envelope.version > from_version:
+                    break
+                fold_envelope(model, item)
+                after = item.sequence
         # aclosing: a watcher that goes away unsubscribes at once (not when collected).
         async with contextlib.aclosing(self.store.events.follow(subject, after_sequence=after)) as stream:
             async for item in stream:

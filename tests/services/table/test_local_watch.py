@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import Any
 
 import pytest
 
@@ -161,3 +162,27 @@ async def test_watchers_get_their_own_redacted_views(svc: Running) -> None:
     assert seen["bob"]["ann"] == ["", ""]
     assert seen[""]["ann"] == ["", ""]
     assert seen[""]["bob"] == ["", ""]
+
+
+async def test_a_watch_from_the_log_starts_at_the_newest_snapshot(svc: Running) -> None:
+    await seated(svc)
+    last = await play_hands(svc, 3)
+    await svc.app.drain()  # the hand-boundary snapshots are written in the background
+    reads: list[int] = []
+    events = svc.app.store.events
+    original = events.read
+
+    async def read(subject: str, *, after_sequence: int = 0, from_version: int = 1) -> Any:
+        reads.append(after_sequence)
+        return await original(subject, after_sequence=after_sequence, from_version=from_version)
+
+    events.read = read  # type: ignore[method-assign]
+    from_log = svc.app._watch_log("t1", 0, render_for("ann"))
+    async with contextlib.aclosing(from_log):
+        first = await anext(from_log)
+    assert reads
+    assert min(reads) > 0  # the snapshot, then only the log after it: never the whole log
+    local = svc.app.watch("t1", 0, render_for("ann"))
+    async with contextlib.aclosing(local):
+        assert await anext(local) == first
+    assert first.version == last
