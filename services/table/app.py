@@ -69,6 +69,7 @@ from engine.table_events import (
 from eventstore.envelope import Snapshot, StoredEnvelope
 from eventstore.errors import ConcurrencyConflict
 from eventstore.subjects import partition_of
+from services.table import model as table_model
 from services.table import retrying
 from services.table.errors import (
     HandNotFinished,
@@ -184,6 +185,7 @@ class TableApp:
         # entries of the hands this instance finishes, and the one log read that writes every
         # older entry when that count is behind (``_reindex``).
         self._indexed: dict[str, int] = {}
+        self._indexed_saved: dict[str, int] = {}  # what the bucket holds (as far as we know)
         # Partitions we hold (with the epoch we got), those taken since the last sweep of their
         # tables, and who holds chips at tables we have not loaded, by the log's last sequence.
         self._partitions: dict[int, int] = {}
@@ -457,13 +459,20 @@ class TableApp:
             except Exception as exc:  # a cache: as if nothing were counted (the log is read)
                 self._log.warning("table.hand_index_failed", table_id=table_id, error=str(exc))
                 return 0
+            self._indexed_saved[table_id] = known
             known = self._indexed[table_id] = max(known, self._indexed.get(table_id, 0))
         return known
 
     async def _count_indexed(self, table_id: str, through: int) -> None:
         if through > self._indexed.get(table_id, 0):
             self._indexed[table_id] = through
-            await self.store.events.save_indexed_through(table_id, through)
+            # The stored count may lag this one: a reader needs it only to cover the hands older
+            # than its model's index (``HANDS_KEPT``), so it is written once per tenth of that
+            # index, not after every hand (one KV put per hand less; a lag can only make a
+            # reader read the log).
+            if through - self._indexed_saved.get(table_id, 0) >= max(1, table_model.HANDS_KEPT // 10):
+                await self.store.events.save_indexed_through(table_id, through)
+                self._indexed_saved[table_id] = through
 
     async def _reindex(self, table_id: str, before_sequence: int) -> int:
         """Write the entry of every hand before ``before_sequence`` from the log, once however

@@ -243,3 +243,37 @@ async def test_without_the_hand_index_the_log_still_answers() -> None:
         assert events.scans > scans
     finally:
         await svc.stop()
+
+
+async def test_the_stored_count_lags_by_less_than_a_tenth_of_the_index_and_still_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kept = 30  # the count is written once every 3 hands (a tenth of the index)
+    monkeypatch.setattr(table_model, "HANDS_KEPT", kept)
+    events = CountingEvents()
+    wallet = FakeWallet(cash={"ann": 10_000, "bob": 10_000})
+    played = [f"h{n}" for n in range(1, 41)]
+    first = await serve(events, wallet, StaticOwnership("table-1", 1))
+    try:
+        await create(first.stub)
+        await join(first.stub, "ann", 1)
+        await join(first.stub, "bob", 2)
+        written: list[int] = []
+        for hand_id in played:
+            await play_hand(first, hand_id, fold=True)
+            await first.app.drain()
+            written.append(events.indexed_through.get("t1", 0))
+    finally:
+        await first.stop()
+    # Written at 3, 6, ..., 39: never after every hand, never more than 2 behind.
+    assert sorted(set(written) - {0}) == list(range(3, 40, 3))
+    assert all(n - w < kept // 10 for n, w in enumerate(written, start=1))
+    scans = events.scans
+    # A new owner: hands 1-10 are older than its index of the latest 30; the lagging count (39)
+    # still covers them, so every used id is refused from the hand index, without a log read.
+    second = await serve(events, wallet, StaticOwnership("table-2", 2))
+    try:
+        await check_every_used_id_is_refused(second, played)
+        assert events.scans == scans
+    finally:
+        await second.stop()
