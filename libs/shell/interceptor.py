@@ -73,6 +73,9 @@ def request_ids(request: object, metadata: Iterable[tuple[str, str | bytes]] | N
     return ids
 
 
+_log = get_logger()
+
+
 def bind_request(method: str, request: object, context: aio.ServicerContext[Any, Any]) -> float:
     """Fresh log context for one request (an RPC, or one message of a request stream); returns
     its start time."""
@@ -94,9 +97,6 @@ def refused(exc: Exception, *, domain: str, started: float) -> MappedError:
             "rpc.rejected", code=mapped.code.name, reason=mapped.reason, error=mapped.message, ms=elapsed_ms
         )
     return mapped
-
-
-_log = get_logger()
 
 
 class ShellInterceptor(aio.ServerInterceptor):
@@ -187,8 +187,8 @@ class ShellInterceptor(aio.ServerInterceptor):
         return wrapper
 
     def _wrap_bidi(self, method: str, behaviour: Any) -> Any:
-        # A request stream: the handler binds each message's ids itself (``bind_request``) and
-        # answers refusals in-band (``refused``); what reaches here ends the whole stream.
+        # A request stream: the handler binds each message's ids itself (``shell.logs.bind``)
+        # and answers refusals in-band (``refused``); what reaches here ends the whole stream.
         async def wrapper(requests: object, context: aio.ServicerContext[Any, Any]) -> AsyncIterator[object]:
             started = self._begin(method, None, context)
             try:

@@ -209,7 +209,8 @@ class TableServicer(pb_grpc.TableServiceServicer):
         # One message at a time, in order: a player's actions must apply in the order sent, and
         # the next request is read only after this one's answer is queued.
         # The interceptor bound the stream's context (rpc, metadata); per message only the ids
-        # that change are bound (``bind_request`` per message cost ~40 µs, a tenth of an action).
+        # that change are bound, every one of them so that none is left from the previous
+        # message (a whole ``bind_request`` per message cost ~40 µs, about 4% of an action).
         async for message in request_iterator:
             request = message.request
             table = request.table
@@ -217,6 +218,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
                 request_id=request.request_id,
                 table_id=table[7:] if table.startswith("tables/") else "",
                 hand_id=request.hand_id,
+                player=request.player_id,
             )
             started = time.perf_counter()
             answer = pb.ActStreamResponse(request_id=request.request_id)
