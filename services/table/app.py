@@ -1070,13 +1070,16 @@ class TableApp:
         )
         return model, at, [s.envelope for s in stored]
 
-    async def watch(self, table_id: str, from_version: int, render: Render[T]) -> AsyncGenerator[T, None]:
+    async def watch(
+        self, table_id: str, from_version: int, render: Render[T], *, key: object = None
+    ) -> AsyncGenerator[T, None]:
         """``render(table, actions added)`` for the table after ``from_version`` (or now, if 0)
         and after every later envelope. On the table's owner, a watch from now is fed from the
-        cached model (``services.table.watchers``); otherwise, or once that breaks off, from
+        cached model (``services.table.watchers``; watches with the same ``key``, the viewer,
+        share one rendered message per version); otherwise, or once that breaks off, from
         the table's subject, so any instance serves it."""
         if not from_version:
-            local = await self._watch_locally(table_id, render)
+            local = await self._watch_locally(table_id, render, key)
             if local is not None:
                 first, watch = local
                 try:
@@ -1090,12 +1093,14 @@ class TableApp:
             async for message in messages:
                 yield message
 
-    async def _watch_locally(self, table_id: str, render: Render[T]) -> tuple[T, LocalWatch[T]] | None:
+    async def _watch_locally(
+        self, table_id: str, render: Render[T], key: object
+    ) -> tuple[T, LocalWatch[T]] | None:
         try:
             async with self._lock(table_id):
                 model, _ = await self._owned(table_id)
                 first = render(model, [])
-                return first, self.watchers.add(table_id, render, version=model.version)
+                return first, self.watchers.add(table_id, render, version=model.version, key=key)
         except NotOwner:
             return None
 

@@ -322,7 +322,8 @@ class TableServicer(pb_grpc.TableServiceServicer):
                 mapping.table_view(model, viewer, into=out.table)
                 return out
 
-            async with contextlib.aclosing(self._app.watch(table_id, request.from_version, render)) as views:
+            views = self._app.watch(table_id, request.from_version, render, key=viewer)
+            async with contextlib.aclosing(views):
                 async for out in views:
                     yield out
         finally:

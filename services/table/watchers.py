@@ -34,10 +34,13 @@ QUEUE_LIMIT = 256
 
 
 class LocalWatch(Generic[T]):
-    """One watcher's messages, rendered as versions land; ``next`` waits for the next one."""
+    """One watcher's messages, rendered as versions land; ``next`` waits for the next one.
+    Watchers with the same ``key`` (the viewer: every spectator has None) see the same
+    message, rendered once per version for all of them."""
 
-    def __init__(self, table_id: str, render: Render[T], *, version: int, limit: int) -> None:
+    def __init__(self, table_id: str, render: Render[T], *, version: int, limit: int, key: object) -> None:
         self.table_id = table_id
+        self.key = key
         self.version = version  # the last version rendered (delivered once ``next`` returns it)
         self.delivered = version
         self.broken = False
@@ -46,13 +49,19 @@ class LocalWatch(Generic[T]):
         self._queue: deque[tuple[int, T]] = deque()
         self._wake = asyncio.Event()
 
-    def offer(self, model: TableModel, entries: list[ActionEntry]) -> None:
+    def offer(self, model: TableModel, entries: list[ActionEntry], rendered: dict[object, object]) -> None:
+        """Queue this version's message (``rendered``: this version's messages by key, shared
+        by the watchers of one ``published``)."""
         if self.broken:
             return
         if model.version != self.version + 1 or len(self._queue) >= self._limit:
             self.brk()
             return
-        self._queue.append((model.version, self._render(model, entries)))
+        if self.key in rendered:
+            message: T = rendered[self.key]  # type: ignore[assignment]
+        else:
+            message = rendered[self.key] = self._render(model, entries)
+        self._queue.append((model.version, message))
         self.version = model.version
         self._wake.set()
 
@@ -83,8 +92,10 @@ class LocalWatchers:
     def of(self, table_id: str) -> Sequence[LocalWatch[object]]:
         return self._by_table.get(table_id, ())
 
-    def add(self, table_id: str, render: Render[T], *, version: int) -> LocalWatch[T]:
-        watch: LocalWatch[T] = LocalWatch(table_id, render, version=version, limit=self._limit)
+    def add(self, table_id: str, render: Render[T], *, version: int, key: object) -> LocalWatch[T]:
+        """A watch of ``table_id`` from ``version``; ``key`` names what ``render`` depends on
+        besides the table (the viewer), so that equal keys share one message per version."""
+        watch: LocalWatch[T] = LocalWatch(table_id, render, version=version, limit=self._limit, key=key)
         self._by_table.setdefault(table_id, []).append(watch)  # type: ignore[arg-type]
         return watch
 
@@ -97,9 +108,10 @@ class LocalWatchers:
 
     def published(self, model: TableModel, entries: list[ActionEntry]) -> None:
         """``model`` has just applied one envelope, which added ``entries``."""
+        rendered: dict[object, object] = {}
         for watch in self.of(model.table_id):
             try:
-                watch.offer(model, entries)
+                watch.offer(model, entries, rendered)
             except Exception:  # a view that cannot be rendered: that watcher uses the log
                 watch.brk()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
@@ -80,7 +81,7 @@ async def take(call: object, count: int) -> list[pb.WatchTableResponse]:
     return out
 
 
-def render_for(viewer: str) -> Callable[[TableModel, list[ActionEntry]], pb.WatchTableResponse]:
+def render_for(viewer: str | None) -> Callable[[TableModel, list[ActionEntry]], pb.WatchTableResponse]:
     def render(model: TableModel, entries: list[ActionEntry]) -> pb.WatchTableResponse:
         out = pb.WatchTableResponse(
             version=model.version, new_actions=[mapping.action_record(e) for e in entries]
@@ -186,3 +187,35 @@ async def test_a_watch_from_the_log_starts_at_the_newest_snapshot(svc: Running) 
     async with contextlib.aclosing(local):
         assert await anext(local) == first
     assert first.version == last
+
+
+async def test_watchers_of_one_viewer_share_one_rendering_per_version(svc: Running) -> None:
+    start = await seated(svc)
+    calls: Counter[str | None] = Counter()
+
+    def counting(viewer: str | None) -> Callable[[TableModel, list[ActionEntry]], pb.WatchTableResponse]:
+        inner = render_for(viewer)
+
+        def render(model: TableModel, entries: list[ActionEntry]) -> pb.WatchTableResponse:
+            calls[viewer] += 1
+            return inner(model, entries)
+
+        return render
+
+    viewers: list[str | None] = ["ann", "ann", None, None, None]
+    watches = [svc.app.watch("t1", 0, counting(v), key=v) for v in viewers]
+    try:
+        for watch in watches:
+            assert (await anext(watch)).version == start
+        calls.clear()
+        reply = await start_hand(svc.stub, "h1")
+        versions = reply.version - start
+        got = [[await asyncio.wait_for(anext(w), 5) for _ in range(versions)] for w in watches]
+    finally:
+        for watch in watches:
+            await watch.aclose()
+    assert calls == {"ann": versions, None: versions}  # once per version and viewer
+    for n in range(versions):
+        assert got[0][n] is got[1][n]
+        assert got[2][n] is got[3][n] is got[4][n]
+        assert got[0][n] != got[2][n]  # ann sees her cards, a spectator does not
