@@ -18,6 +18,7 @@ BENCHMARKS: tuple[str, ...] = (
     "eventstore",
     "services",
     "wallet",
+    "rng",
     "engine",
     "system",
     "table_snapshot",
