@@ -4,11 +4,20 @@ Ours: ``WalletApp.execute`` of OpenHand + SettleHand for 6 players dealt in (one
 each, one JetStream message each), one hand after another; then a restart: full replay of the
 log versus snapshot + tail. Peer, same run: the pure ledger core alone (``decide`` + ``evolve``
 in memory, no I/O), the floor the persistence sits on.
+
+Service process (``service_*``): ONE ``python -m services.wallet`` (info-level JSON logs to a
+file, as ``pokerctl up`` and ``bench system`` run it) called over gRPC exactly as the dealer
+calls it per hand (``OpenHand`` then ``SettleHand``, heads-up, 20 tables at once, one hand after
+another at each); the figure is the wallet process's CPU (user + system, ``/proc``) over the
+measured hands divided by their number, after a warm-up hand per table.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -16,12 +25,17 @@ from typing import Any
 
 import nats
 
+from bench.services import ROOT, _cpu_seconds, _free_port, _serving
 from engine.rake import compute_rake
 from engine.rules import RakeRules
+from poker.wallet.v1 import wallet_service_pb2 as pb
+from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from services.wallet.app import WalletApp
 from services.wallet.commands import BuyIn, Command, Deposit, OpenHand, PlayerAmount, SettleHand
 from services.wallet.ledger import LedgerState, decide, evolve
 from services.wallet.server import open_store
+from shell import childproc
+from shell.client import channel
 from shell.natsproc import NatsServer
 
 PLAYERS = tuple(f"p{i}" for i in range(6))
@@ -106,7 +120,115 @@ async def _measure(url: str, hands: int) -> dict[str, Any]:
     }
 
 
+SERVICE_STACK = 10_000
+SERVICE_RAKE = pb.RakeRules(basis_points=500, caps=[pb.RakeCap(min_players_dealt_in=2, cap=50)])
+
+
+async def _service_table(stub: Any, table_id: str, seats: dict[str, int], first: int, hands: int) -> None:
+    """The dealer's two wallet calls per hand at a heads-up table (``seats`` move as won)."""
+    players = sorted(seats)
+    dealer = (("x-caller", "dealer"),)
+    for n in range(first, first + hands):
+        stacks = [pb.PlayerAmount(player=p, amount=seats[p]) for p in players]
+        await stub.OpenHand(
+            pb.OpenHandRequest(
+                request_id=f"{table_id}-{n}-open",
+                table_id=table_id,
+                hand_number=n,
+                stacks=stacks,
+                rake=SERVICE_RAKE,
+            ),
+            metadata=dealer,
+        )
+        bet = 2 + n % 5
+        rake = compute_rake(
+            RakeRules(basis_points=500, caps=((2, 50),)), pot=2 * bet, players_dealt_in=2, saw_flop=True
+        )
+        winner = players[n % 2]
+        await stub.SettleHand(
+            pb.SettleHandRequest(
+                request_id=f"{table_id}-{n}-settle",
+                table_id=table_id,
+                hand_number=n,
+                contributions=[pb.PlayerAmount(player=p, amount=bet) for p in players],
+                payouts=[pb.PlayerAmount(player=winner, amount=2 * bet - rake)],
+                rake=rake,
+                saw_flop=True,
+            ),
+            metadata=dealer,
+        )
+        for p in players:
+            seats[p] -= bet
+        seats[winner] += 2 * bet - rake
+
+
+async def _service(url: str, data: Path, tables: int, hands: int) -> dict[str, Any]:
+    port = _free_port()
+    env = {
+        **os.environ,
+        "POKER_NATS_URL": url,
+        "POKER_WALLET_PORT": str(port),
+        "POKER_LOG_LEVEL": "info",
+        "POKER_LOG_FORMAT": "json",
+    }
+    with (data / "wallet.log").open("ab") as log_file:
+        proc = childproc.popen(
+            [sys.executable, "-m", "services.wallet"],
+            cwd=ROOT,
+            env=env,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        target = f"127.0.0.1:{port}"
+        await _serving(target)
+        async with channel(target) as chan:
+            stub: Any = pb_grpc.WalletServiceStub(chan)
+            names = [f"bench-wallet-{t}" for t in range(tables)]
+            for table_id in names:
+                for player in (f"{table_id}-a", f"{table_id}-b"):
+                    await stub.Deposit(
+                        pb.DepositRequest(request_id=f"d-{player}", player=player, amount=SERVICE_STACK),
+                        metadata=(("x-caller", "cashier"),),
+                    )
+                    await stub.BuyIn(
+                        pb.BuyInRequest(
+                            request_id=f"b-{player}", table_id=table_id, player=player, amount=SERVICE_STACK
+                        ),
+                        metadata=(("x-caller", "table"),),
+                    )
+            seats = {t: {f"{t}-a": SERVICE_STACK, f"{t}-b": SERVICE_STACK} for t in names}
+            await asyncio.gather(*(_service_table(stub, t, seats[t], 1, 1) for t in names))  # warm-up
+            cpu0 = _cpu_seconds(proc.pid)
+            started = time.perf_counter()
+            await asyncio.gather(*(_service_table(stub, t, seats[t], 2, hands) for t in names))
+            elapsed = time.perf_counter() - started
+            cpu = _cpu_seconds(proc.pid) - cpu0
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    total = tables * hands
+    return {
+        "service_tables": tables,
+        "service_hands": total,
+        "service_wallet_cpu_s": round(cpu, 2),
+        "service_wallet_cpu_ms_per_hand": round(1000 * cpu / total, 3),
+        "service_hands_per_s": round(total / elapsed, 1),
+    }
+
+
 def run(quick: bool) -> dict[str, Any]:
     hands = 100 if quick else 1000
     with tempfile.TemporaryDirectory() as tmp, NatsServer(data_dir=Path(tmp)) as server:
-        return asyncio.run(_measure(server.url, hands))
+        result = asyncio.run(_measure(server.url, hands))
+    tables, per_table = (4, 25) if quick else (20, 100)
+    with tempfile.TemporaryDirectory() as tmp, NatsServer(data_dir=Path(tmp) / "nats") as server:
+        result.update(asyncio.run(_service(server.url, Path(tmp), tables, per_table)))
+    return result
+
+
+def run_service_only(quick: bool) -> dict[str, Any]:
+    """Only the service-process figure (``python -c 'import bench.wallet as w; ...'``)."""
+    tables, per_table = (4, 25) if quick else (20, 100)
+    with tempfile.TemporaryDirectory() as tmp, NatsServer(data_dir=Path(tmp) / "nats") as server:
+        return asyncio.run(_service(server.url, Path(tmp), tables, per_table))
