@@ -649,13 +649,25 @@ class TableApp:
     # -- escrow reconciliation (services.table.reconcile.TableSide) ----------------------------
 
     async def claim(self) -> None:
-        """Take every free partition that holds a table (``reconcile_claim``): a table nobody
-        uses after a restart then has an owner, which reconciles its escrow. A partition another
-        instance holds stays theirs; one we take is swept (``_took_partition``)."""
-        if not self._claim:
+        """Take each free partition that holds a table whose escrow its log does not account for
+        (``reconcile_claim``): a table nobody uses after a restart then gets an owner, which
+        returns the orphan. A free partition with nothing to return stays free (partitions go
+        to the instances their traffic reaches first, so several instances share the tables),
+        and one another instance holds stays theirs; a partition we take is swept
+        (``_took_partition``)."""
+        if not self._claim or self.reconciler is None:
             return
-        wanted = {self._partition(t) for t in await self.store.events.tables()} - set(self._partitions)
-        for partition in sorted(wanted):
+        free: dict[int, list[str]] = {}
+        for table_id in await self.store.events.tables():
+            partition = self._partition(table_id)
+            if partition not in self._partitions:
+                free.setdefault(partition, []).append(table_id)
+        looked: list[str] = []
+        for partition, tables in sorted(free.items()):
+            if await self.ownership.holder_of(partition) in (None, self.ownership.name):
+                looked.extend(tables)  # else another instance's: it reconciles them
+        orphaned = await self.reconciler.orphaned(looked)
+        for partition in sorted({self._partition(t) for t in orphaned}):
             try:
                 epoch = await self.ownership.epoch(partition)
             except PartitionHeld:

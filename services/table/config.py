@@ -19,11 +19,12 @@ Besides the shell's ``POKER_*`` settings (``shell.config``):
   table over);
 * ``POKER_TABLE_RECONCILE_GRACE`` (default 30 s): how long an escrow no log accounts for must
   stay unchanged before its chips go back to cash;
-* ``POKER_TABLE_RECONCILE_CLAIM`` (default on): at start and every ``RECONCILE_EVERY``, take the
-  lease of every free partition that holds a table, so that a table nobody uses (after a
-  restart, or once its owner died) still has an owner that reconciles its escrow. Off: an
-  instance reconciles only the partitions traffic gave it (spread partitions by use when
-  several instances share the tables).
+* ``POKER_TABLE_RECONCILE_CLAIM`` (default on): at start and every ``RECONCILE_EVERY``, look at
+  the tables of every partition nobody holds (one wallet call each) and take the lease of those
+  partitions where a table has escrow its log does not account for, so that a table nobody
+  uses (after a restart, or once its owner died) still gets its orphan returned; partitions
+  with nothing to return stay free for the instances their traffic reaches. Off: an instance
+  reconciles only the partitions traffic gave it.
 """
 
 from __future__ import annotations

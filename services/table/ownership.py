@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from nats.js.errors import KeyNotFoundError
 from nats.js.kv import KeyValue
 
 from eventstore.lease import LeaseHeld, LeaseKeeper
@@ -40,6 +41,11 @@ class Ownership(Protocol):
         """Forget the partition (our write was fenced): acquire again on next use."""
         ...
 
+    async def holder_of(self, partition: int) -> str | None:
+        """Who holds ``partition`` now (our ``name`` when we do), None when nobody does; a
+        look, not an acquisition."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -53,6 +59,9 @@ class StaticOwnership:
 
     def lost(self, partition: int) -> None:
         pass
+
+    async def holder_of(self, partition: int) -> str | None:
+        return self.name
 
     async def close(self) -> None:
         pass
@@ -84,6 +93,16 @@ class KvOwnership:
         keeper.start()
         self._keepers[partition] = keeper
         return epoch
+
+    async def holder_of(self, partition: int) -> str | None:
+        keeper = self._keepers.get(partition)
+        if keeper is not None and keeper.held:
+            return self.name
+        try:
+            entry = await self._kv.get(partition_lease_key(partition))
+        except KeyNotFoundError:  # never taken, expired, or deleted
+            return None
+        return (entry.value or b"").decode() or None
 
     def lost(self, partition: int) -> None:
         keeper = self._keepers.pop(partition, None)

@@ -302,6 +302,34 @@ class Reconciler:
 
         await asyncio.gather(*(worker() for _ in range(min(self._concurrency, len(table_ids)))))
 
+    async def orphaned(self, table_ids: Sequence[str]) -> set[str]:
+        """Those of ``table_ids`` (tables of partitions nobody holds) with escrow their log does
+        not account for, read without taking the tables: a wallet call per table, the log only
+        where there is escrow, a few tables at a time (their partitions are worth taking, to
+        return it)."""
+        pending = iter(table_ids)
+        found: set[str] = set()
+
+        async def worker() -> None:
+            for table_id in pending:
+                if await self._orphaned(table_id):
+                    found.add(table_id)
+
+        await asyncio.gather(*(worker() for _ in range(min(self._concurrency, len(table_ids)))))
+        return found
+
+    async def _orphaned(self, table_id: str) -> bool:
+        try:
+            async with self._slots:
+                escrows = await self._wallet.escrows(table_id)
+                if not escrows:
+                    return False
+                seen = await self._side.log_holders(table_id)
+        except Exception as exc:  # the next pass looks again
+            self._log.info("table.reconcile_skipped", table_id=table_id, error=str(exc))
+            return False
+        return seen is None or unaccounted(escrows, holders=seen, busy=self._side.money_in_flight(table_id))
+
     async def run_once(self, table_id: str) -> tuple[Return, ...]:
         """One pass over ``table_id``: the returns it made (or tried). Never raises but for
         cancellation: a pass that cannot complete forgets what it saw and tries next time."""

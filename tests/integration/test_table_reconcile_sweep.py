@@ -13,7 +13,7 @@ import nats
 import pytest
 
 from eventstore.jetstream import JetStreamEventStore
-from eventstore.subjects import table_subject
+from eventstore.subjects import partition_of, table_subject
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
@@ -108,5 +108,11 @@ async def test_an_idle_table_is_reconciled_after_a_restart(nats_url: str, wallet
         # Nothing to return at t2: read, never taken over; t1 was taken over to return bob's.
         assert await owners(nats_url, "t2") == ["table-a"]
         assert await owners(nats_url, "t1") == ["table-a", "table-b"]
+        # Only t1's partition was taken; t2's stays free for whichever instance t2's traffic
+        # reaches first (the lease bucket says so, as another instance would read it).
+        t1, t2 = (partition_of(t, second.app.store.partitions) for t in ("t1", "t2"))
+        assert t1 != t2
+        assert await second.app.ownership.holder_of(t1) == "table-b"
+        assert await second.app.ownership.holder_of(t2) is None
     finally:
         await second.stop()

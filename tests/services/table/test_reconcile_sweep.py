@@ -1,7 +1,8 @@
 """Escrow reconciliation of the tables nobody uses: an instance reconciles every table of the
-partitions it takes (claiming the free ones when configured), not only the tables something
-loads, and does so cheaply: one wallet call per table, the log read without loading the table
-for writing, a few tables at a time, and a table taken over only when it has an orphan."""
+partitions it takes, not only the tables something loads, and claims (when configured) a free
+partition only when one of its tables has an orphan; cheaply: one wallet call per table, the log
+read without loading the table for writing, a few tables at a time, and a table taken over only
+when it has an orphan."""
 
 from __future__ import annotations
 
@@ -100,6 +101,9 @@ class Partial(StaticOwnership):
             raise PartitionHeld(partition=partition, holder="table-9")
         return await super().epoch(partition)
 
+    async def holder_of(self, partition: int) -> str | None:
+        return self.name if partition in self.mine else "table-9"
+
 
 async def setup_tables(events: MemoryTableEvents, wallet: FakeWallet, seated: dict[str, str]) -> None:
     """An earlier instance (now gone) created these tables and seated these players."""
@@ -166,6 +170,31 @@ async def test_without_claiming_the_partitions_taken_by_use_are_swept() -> None:
         await new.stop()
 
 
+async def test_claiming_leaves_another_instances_partitions_alone() -> None:
+    events = MemoryTableEvents()
+    wallet = FakeWallet(cash={"ann": 1000, "bob": 1000, "cat": 1000})
+    used, idle = same_partition(2, "d")
+    other = next(
+        t
+        for t in (f"e{i}" for i in itertools.count())
+        if partition_of(t, PARTITIONS) != partition_of(used, PARTITIONS)
+    )
+    await setup_tables(events, wallet, {used: "ann", idle: "", other: ""})
+    await orphan(wallet, idle, "bob")
+    await orphan(wallet, other, "cat")
+    calls = len(wallet.calls)
+    new = await serve(events, wallet, Partial([used]), claim=True)
+    try:
+        # The free partition's orphan is claimed and returned, with no call at any table ...
+        await until_true(lambda: wallet.cash["bob"] == 1000)
+        await new.app.drain()
+        # ... while the partition another instance holds is not even looked at.
+        assert (wallet.cash["cat"], wallet.escrow[(other, "cat")]) == (700, 300)
+        assert ("escrows", other, "", 0) not in wallet.calls[calls:]
+    finally:
+        await new.stop()
+
+
 class CountingWallet(FakeWallet):
     """Counts how many ``escrows`` calls are in flight at once."""
 
@@ -196,7 +225,7 @@ class CountingEvents(MemoryTableEvents):
         return await super().load_snapshot(stream_id)
 
 
-async def test_many_idle_tables_are_swept_cheaply_a_few_at_a_time() -> None:
+async def test_many_idle_tables_cost_one_look_each_and_no_partition_is_taken() -> None:
     events = CountingEvents()
     players = {f"p{i}": 1000 for i in range(30)}
     wallet = CountingWallet(cash=dict(players))
@@ -204,15 +233,16 @@ async def test_many_idle_tables_are_swept_cheaply_a_few_at_a_time() -> None:
     loads, calls = events.loads, len(wallet.calls)
     new = await serve(events, wallet, StaticOwnership("table-2", 2), grace=0.2)
     try:
-        # Two passes over every table: at once, and after the grace.
-        await until_true(lambda: sum(1 for c in wallet.calls[calls:] if c[0] == "escrows") >= 60)
-        assert new.app.reconciler is not None
-        await new.app.reconciler.drain()
-        assert sum(1 for c in wallet.calls[calls:] if c[0] == "escrows") == 60
+        # The claim looks at every table of the free partitions once: one wallet call each.
+        await until_true(lambda: sum(1 for c in wallet.calls[calls:] if c[0] == "escrows") >= 30)
+        await asyncio.sleep(0.3)  # more than the grace: no sweep follows
+        assert sum(1 for c in wallet.calls[calls:] if c[0] == "escrows") == 30
         assert 1 < wallet.most <= reconcile.CONCURRENCY
-        # Each table's log read once (the second pass found the same last entry), none taken
-        # over or kept loaded, nothing appended, nobody's chips moved.
+        # Each table's log read once, without loading it for writing; every escrow is a seated
+        # player's, so no partition was taken (they stay free for the instances their traffic
+        # reaches), no table taken over, nothing appended, nobody's chips moved.
         assert events.loads - loads == 30
+        assert new.app._partitions == {}
         assert new.app._tables == {}
         for i in range(30):
             assert await owners_in_log(events, f"idle{i}") == ["table-1"]
