@@ -32,7 +32,6 @@ previous one is settled or released.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 import time
 from collections.abc import Callable
@@ -86,6 +85,11 @@ class ActiveHandInfo:
     table_version: int
 
 
+# Deadlines closer than this are the same wake-up (a clock asked for again a few microseconds
+# later names the same instant; the event loop's own timer resolution is about 1 ms).
+_SAME_DEADLINE = 0.001
+
+
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
@@ -118,6 +122,7 @@ class TableDriver:
     task: asyncio.Task[None] | None = None
     last_error: str = ""
     presence: PresenceBook = field(default_factory=PresenceBook)
+    timer: asyncio.TimerHandle | None = None  # the wake-up ``_arm`` keeps (None: none due)
 
     @property
     def table_id(self) -> str:
@@ -126,6 +131,12 @@ class TableDriver:
     # -- loop ----------------------------------------------------------------------------------
 
     async def run(self) -> None:
+        try:
+            await self._loop()
+        finally:
+            self._arm(None)
+
+    async def _loop(self) -> None:
         log = get_logger().bind(table_id=self.table_id)
         while not self.app.stopping:
             if not self.app.live or self.track.version < self.wait_version:
@@ -162,12 +173,33 @@ class TableDriver:
         if delay is not None and delay <= 0:
             await asyncio.sleep(0)  # let the feed and the other tables run
             return
-        # asyncio.timeout, not wait_for: wait_for can swallow a cancellation that arrives as the
-        # wake-up does (Python 3.11), leaving a driver that never stops.
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(delay):
-                await self.wake.wait()
+        self._arm(delay)
+        await self.wake.wait()
         self.wake.clear()
+
+    def _arm(self, delay: float | None) -> None:
+        """One wake-up timer per table, kept while the deadline stays: a decision's clock is
+        asked for again on every envelope of the hand, and a new ``asyncio.timeout`` (a timer
+        handle, a context, a cancellation) per wake-up was most of the driver's own cost. (A
+        plain timer, not ``wait_for``: ``wait_for`` can swallow a cancellation that arrives as
+        the wake-up does, Python 3.11, leaving a driver that never stops.)"""
+        timer = self.timer
+        if delay is None:
+            if timer is not None:
+                timer.cancel()
+                self.timer = None
+            return
+        loop = asyncio.get_running_loop()
+        when = loop.time() + delay
+        if timer is not None:
+            if abs(timer.when() - when) < _SAME_DEADLINE:
+                return
+            timer.cancel()
+        self.timer = loop.call_at(when, self._ring)
+
+    def _ring(self) -> None:
+        self.timer = None
+        self.wake.set()
 
     # -- one step ------------------------------------------------------------------------------
 

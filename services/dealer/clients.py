@@ -20,7 +20,6 @@ import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 from grpc import aio
 
-from engine.cards import parse_card
 from engine.rules import RakeRules
 from poker.rng.v1 import rng_service_pb2 as rng_pb
 from poker.rng.v1 import rng_service_pb2_grpc as rng_grpc
@@ -88,7 +87,6 @@ class GrpcRng:
         return Shuffled(
             commitment=reply.commitment,
             version=reply.algorithm_version,
-            cards=tuple(parse_card(c) for c in reply.cards),
             sealed_deck=reply.sealed_deck,
         )
 
@@ -189,6 +187,21 @@ class GrpcTable:
 
 
 def rake_to_proto(rake: RakeRules) -> wallet_pb.RakeRules:
+    """The wallet's message for ``rake`` (built once per table's rules: every ``OpenHand`` of a
+    table sends the same; the request copies it, so the kept message is never changed)."""
+    msg = _rake_messages.get(rake)
+    if msg is None:
+        if len(_rake_messages) >= _RAKE_MESSAGES_KEPT:
+            _rake_messages.clear()
+        msg = _rake_messages[rake] = _rake_message(rake)
+    return msg
+
+
+_RAKE_MESSAGES_KEPT = 256
+_rake_messages: dict[RakeRules, wallet_pb.RakeRules] = {}
+
+
+def _rake_message(rake: RakeRules) -> wallet_pb.RakeRules:
     return wallet_pb.RakeRules(
         basis_points=rake.basis_points,
         caps=[wallet_pb.RakeCap(min_players_dealt_in=n, cap=cap) for n, cap in rake.caps],

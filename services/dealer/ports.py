@@ -15,7 +15,6 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Protocol
 
-from engine.cards import Card
 from engine.rules import RakeRules
 
 
@@ -33,9 +32,11 @@ class CallFailed(Exception):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Shuffled:
+    """What the dealer passes on to ``StartHand`` (rng's reply also lists the cards in the clear;
+    the dealer has no use for them, so they are not parsed)."""
+
     commitment: str
     version: str
-    cards: tuple[Card, ...]
     sealed_deck: bytes
 
 

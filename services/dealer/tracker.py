@@ -12,6 +12,7 @@ nothing else is needed to know which hand is in flight and how it stands.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 
@@ -137,15 +138,28 @@ class TableTrack:
         return state is not None and state.hand is not None and hand.is_over(state.hand)
 
 
+# Decoded events kept, by (type, payload). ``engine.codec.decode`` walks the class's fields and
+# type hints for every value, which made it most of the dealer's fold (measured 2026-11-22: about
+# 0.4 of 0.6 ms per hand in a 2-player hand). Events are frozen values and decoding is a pure
+# function of the type and payload, so the same bytes can share one value; and most events repeat
+# byte for byte across hands (``Checked`` of seat 1, the blinds of a stake, ``ShowdownStarted``).
+DECODED_KEPT = 4096
+
+
 def decode_event(recorded: RecordedEvent) -> engine_table.TableLogEvent | None:
     """The engine value of a recorded event, or None if the engine has no such type."""
+    return _decode(recorded.type, recorded.payload)
+
+
+@functools.lru_cache(maxsize=DECODED_KEPT)
+def _decode(type_: str, payload: bytes) -> engine_table.TableLogEvent | None:
     try:
-        doc = json.loads(recorded.payload)
+        doc = json.loads(payload)
     except ValueError:
         return None
     if not isinstance(doc, dict):
         return None
-    doc.setdefault("type", recorded.type)
+    doc.setdefault("type", type_)
     try:
         value = codec.decode(doc)
     except codec.CodecError:

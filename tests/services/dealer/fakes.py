@@ -249,7 +249,6 @@ class FakeRng:
         return Shuffled(
             commitment=commitment(seed, hand_id, CURRENT_VERSION),
             version=CURRENT_VERSION,
-            cards=cards,
             sealed_deck="".join(str(c) for c in cards).encode(),
         )
 
