@@ -1,18 +1,21 @@
 """The dealer's per-hand savings keep its behaviour: decoded events shared by their bytes, one
 wake-up timer per table kept while a decision's deadline stays, the stream sequence read from
-the reply subject."""
+the reply subject, request ids spelt out."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 
+import pytest
 from nats.aio.msg import Msg
 
 from engine import codec
 from engine import table as engine_table
 from engine.hand_events import ActionKind, Checked
 from eventstore.envelope import RecordedEvent
+from services.dealer import ids
 from services.dealer.feed import stream_sequence
 from services.dealer.tracker import TableTrack, decode_event
 from tests.services.dealer.fakes import seat_to_act
@@ -118,3 +121,20 @@ def test_the_stream_sequence_is_read_from_either_reply_form() -> None:
     assert stream_sequence(v1) == 4711 == v1.metadata.sequence.stream
     v2 = _msg("$JS.ACK.dom.ACCHASH.TABLE_EVENTS.consumer.1.815.12.1732262400000000000.3.tok")
     assert stream_sequence(v2) == 815 == v2.metadata.sequence.stream
+
+
+@pytest.mark.parametrize(
+    ("table_id", "number", "step"),
+    [
+        ("t1", 1, "open"),
+        ("bench-0017", 123_456, "start/42"),
+        ("h" + "0" * 24, 7, "timeout/12/3"),
+        ("tåble-é", 2, "presence/ann/1/1732262400000/inst/run/9"),
+    ],
+)
+def test_request_ids_are_the_uuid5_of_the_step(table_id: str, number: int, step: str) -> None:
+    expected = uuid.uuid5(
+        uuid.uuid5(uuid.NAMESPACE_URL, "https://openpoker.invalid/dealer"),
+        f"dealer/{table_id}/{number}/{step}",
+    )
+    assert ids.request_id(table_id, number, step) == str(expected)
