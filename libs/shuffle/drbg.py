@@ -11,7 +11,6 @@ The object is mutable by nature (a generator consumes its state); everything aro
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from typing import Final
 
@@ -24,7 +23,8 @@ RESEED_INTERVAL: Final = 2**48  # reseed_interval (Table 2)
 
 
 def _hmac(key: bytes, data: bytes) -> bytes:
-    return hmac.digest(key, data, hashlib.sha256)
+    # The digest by name: OpenSSL's one-shot HMAC directly (a constructor costs a lookup per call).
+    return hmac.digest(key, data, "sha256")
 
 
 class HmacDrbg:

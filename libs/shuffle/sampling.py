@@ -58,7 +58,18 @@ class WordStream:
         return word
 
     def below(self, m: int) -> int:
-        return uniform_below(self.next_word, m)
+        """``uniform_below(self.next_word, m)`` with the word buffer read in place (this runs
+        once per card of every deck): the same words in the same order, each reduced by
+        ``map_word`` alone. ``tests/shuffle/test_sampling.py`` checks the two agree word for word."""
+        while True:
+            if self._pos == len(self._words):
+                self._words = _WORDS.unpack(self._drbg.generate(CHUNK_BYTES))
+                self._pos = 0
+            word = self._words[self._pos]
+            self._pos += 1
+            j = map_word(word, m)
+            if j is not None:
+                return j
 
 
 def fisher_yates(n: int, below: Callable[[int], int]) -> list[int]:

@@ -11,13 +11,15 @@ carries an event of type ``HandEnded`` whose JSON payload (``engine.codec``) has
 from __future__ import annotations
 
 import json
-from typing import Protocol
+from typing import Final, Protocol
 
 from eventstore.envelope import Envelope
 from eventstore.port import EventStore
 from eventstore.subjects import table_subject
 
 HAND_ENDED = "HandEnded"
+# Tables whose last seen log sequence is remembered (a few dozen bytes each).
+TABLES_REMEMBERED: Final = 65536
 
 
 class HandLog(Protocol):
@@ -64,17 +66,49 @@ class EventLogHandLog:
     A hand is shuffled before it starts, so its ``HandEnded`` can only come after the log's end
     at that moment: reading from there keeps a reveal's cost to one hand's envelopes however
     old the table is (reading from the start cost ~14 ms of CPU per reveal after 200 hands).
+
+    First, though, the log's last envelope alone: the dealer asks for the seed as soon as it
+    has settled the hand and before it starts the next one, so the envelope that ended the hand
+    is usually still the last. That is one direct get instead of a consumer created, fed the
+    hand's envelopes and deleted. The answer is read from the log either way; only where the
+    reading starts differs.
+
+    ``position`` answers from the last sequence this process saw on the table's subject when it
+    has seen one (the previous hand's reveal, typically), without reading the log: any sequence
+    the log has reached is a valid start, since a hand shuffled now ends after the log's end now,
+    which is at or past it (sequences only grow). A stale one only makes a fallback read longer.
     """
 
     def __init__(self, store: EventStore) -> None:
         self._store = store
+        self._seen: dict[str, int] = {}  # table id -> a sequence its subject has reached
+
+    def _saw(self, table_id: str, sequence: int) -> None:
+        seen = self._seen
+        if table_id not in seen and len(seen) >= TABLES_REMEMBERED:
+            del seen[next(iter(seen))]  # the oldest entry: it is only a shortcut
+        if sequence > seen.get(table_id, 0):
+            seen[table_id] = sequence
 
     async def position(self, table_id: str) -> int:
+        known = self._seen.get(table_id)
+        if known is not None:
+            return known
         last = await self._store.last(table_subject(table_id))
-        return 0 if last is None else last.sequence
+        sequence = 0 if last is None else last.sequence
+        if sequence:
+            self._saw(table_id, sequence)
+        return sequence
 
     async def hand_ended(self, table_id: str, hand_id: str, *, after: int = 0) -> bool:
-        for stored in await self._store.read(table_subject(table_id), after_sequence=after):
+        subject = table_subject(table_id)
+        last = await self._store.last(subject)
+        if last is None or last.sequence <= after:
+            return False  # nothing appended since the shuffle: the hand cannot have ended
+        self._saw(table_id, last.sequence)
+        if ends_hand(last.envelope, hand_id):
+            return True
+        for stored in await self._store.read(subject, after_sequence=after):
             if ends_hand(stored.envelope, hand_id):
                 return True
         return False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.cards import format_cards, parse_card
+from engine.cards import STANDARD_DECK, Card, parse_card
 from engine.errors import InvalidCard
 from poker.rng.v1 import rng_service_pb2 as pb
 from services.rng.app import Revealed, Shuffled
@@ -22,15 +22,20 @@ _CHECKS: dict[Check, pb.VerifyCheck.ValueType] = {
 }
 
 
+# Every card's code, made once (the short deck is a subset): a deck is 52 lookups, not 52 str().
+_CODES: dict[Card, str] = {card: str(card) for card in STANDARD_DECK}
+
+
 def shuffle_response(s: Shuffled) -> pb.ShuffleResponse:
+    cards = [_CODES[c] for c in s.deck]
     return pb.ShuffleResponse(
         commitment=s.commitment,
         algorithm_version=s.version,
         table_id=s.table_id,
         hand_id=s.hand_id,
         deck_size=s.deck_size,
-        cards=[str(c) for c in s.deck],
-        sealed_deck=format_cards(s.deck).encode("ascii"),
+        cards=cards,
+        sealed_deck="".join(cards).encode("ascii"),  # engine.cards.format_cards of the deck
     )
 
 

@@ -35,17 +35,20 @@ def associated_data(*, version: str, table_id: str, hand_id: str, commitment: st
 class SeedSealer:
     key: bytes = field(repr=False)
     key_id: str
+    # The cipher under ``key``, made once (its key schedule) rather than per seal and open.
+    _aead: AESGCM = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if len(self.key) != KEY_BYTES:
             raise ValueError("AES-256-GCM needs a 32-byte key")
+        object.__setattr__(self, "_aead", AESGCM(self.key))
 
     def seal(self, seed: bytes, aad: bytes) -> bytes:
         nonce = os.urandom(NONCE_BYTES)  # random 96-bit nonces: fine far below 2^32 seals per key
-        return nonce + AESGCM(self.key).encrypt(nonce, seed, aad)
+        return nonce + self._aead.encrypt(nonce, seed, aad)
 
     def open(self, sealed: bytes, aad: bytes, *, hand_id: str) -> bytes:
         try:
-            return AESGCM(self.key).decrypt(sealed[:NONCE_BYTES], sealed[NONCE_BYTES:], aad)
+            return self._aead.decrypt(sealed[:NONCE_BYTES], sealed[NONCE_BYTES:], aad)
         except (InvalidTag, ValueError):
             raise SeedUnsealable(hand_id=hand_id, key_id=self.key_id) from None

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import itertools
 import math
+import struct
 from collections import Counter
 from collections.abc import Callable, Sequence
 
 import pytest
 
+from shuffle.drbg import HmacDrbg
 from shuffle.errors import BadRange
-from shuffle.sampling import fisher_yates, map_word, uniform_below
+from shuffle.sampling import WordStream, fisher_yates, map_word, uniform_below
 
 
 @pytest.mark.parametrize("bits", [8, 16])
@@ -86,3 +88,41 @@ def test_fisher_yates_asks_for_ranges_from_the_top_down() -> None:
 
     fisher_yates(52, below)
     assert asked == list(range(52, 1, -1))
+
+
+class ScriptedDrbg(HmacDrbg):
+    """A DRBG whose 64-byte outputs are given words (to make rejections happen on purpose)."""
+
+    def __init__(self, words: Sequence[int]) -> None:
+        super().__init__(key=b"", v=b"", reseed_counter=1)
+        self.script = list(words)
+
+    def generate(self, n: int, additional_input: bytes = b"") -> bytes:
+        chunk, self.script = self.script[:16], self.script[16:]
+        return struct.pack(">16I", *chunk)
+
+
+def test_word_stream_below_is_uniform_below_word_for_word() -> None:
+    # Bounds of a deck, plus bounds where about half of all words are rejected.
+    bounds = [*range(1, 53), 2**31 + 1, 2**32, 3 * 2**30 + 7] * 40
+    seed = bytes(range(32))
+    fast = WordStream(HmacDrbg.instantiate(seed, b"hand", b"pers"))
+    slow = WordStream(HmacDrbg.instantiate(seed, b"hand", b"pers"))
+    assert [fast.below(m) for m in bounds] == [uniform_below(slow.next_word, m) for m in bounds]
+    assert fast.next_word() == slow.next_word()  # the same number of words consumed
+
+
+def test_word_stream_below_rejects_across_chunk_boundaries() -> None:
+    top = 2**32 - 1  # rejected for every m that does not divide 2**32
+    words = [top] * 15 + [7] + [top] * 16 + [100] + [0] * 15
+    stream = WordStream(ScriptedDrbg(words))
+    assert stream.below(52) == 7
+    assert stream.below(52) == 100 % 52  # 16 rejected words, one of them a whole chunk
+    assert stream.next_word() == 0
+
+
+@pytest.mark.parametrize("m", [0, -1, 2**32 + 1])
+def test_word_stream_below_bad_range(m: int) -> None:
+    stream = WordStream(HmacDrbg.instantiate(bytes(32), b"h"))
+    with pytest.raises(BadRange):
+        stream.below(m)

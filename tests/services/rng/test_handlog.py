@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from eventstore.envelope import StoredEnvelope
 from eventstore.memory import InMemoryEventStore
 from services.rng.handlog import EventLogHandLog
 from tests.services.rng.tablelog import TableWriter
@@ -46,3 +47,60 @@ async def test_position_marks_the_log_end_and_the_reveal_reads_only_after_it() -
     await t.play_hand("h-2")
     assert await log.hand_ended("t-1", "h-2", after=at_shuffle)
     assert await log.position("t-1") > at_shuffle
+
+
+class CountingStore(InMemoryEventStore):
+    """Counts the reads the hand log makes (last envelope, and reads of a range)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lasts = 0
+        self.reads = 0
+
+    async def last(self, subject: str) -> StoredEnvelope | None:
+        self.lasts += 1
+        return await super().last(subject)
+
+    async def read(
+        self, subject: str, *, after_sequence: int = 0, from_version: int = 1
+    ) -> list[StoredEnvelope]:
+        self.reads += 1
+        return await super().read(subject, after_sequence=after_sequence, from_version=from_version)
+
+
+async def test_a_hand_ended_by_the_last_envelope_needs_no_range_read() -> None:
+    store = CountingStore()
+    log = EventLogHandLog(store)
+    t = TableWriter(store, "t-1")
+    await t.play_hand("h-1")
+    assert await log.hand_ended("t-1", "h-1")
+    assert (store.lasts, store.reads) == (1, 0)
+
+
+async def test_a_hand_ended_before_later_envelopes_is_found_by_the_range_read() -> None:
+    store = CountingStore()
+    log = EventLogHandLog(store)
+    t = TableWriter(store, "t-1")
+    mark = await log.position("t-1")
+    await t.play_hand("h-1")
+    await t.append(("PlayerJoined", {"type": "PlayerJoined", "player": "p"}))  # after the end
+    assert await log.hand_ended("t-1", "h-1", after=mark)
+    assert store.reads == 1
+    await t.play_hand("h-2", end=False)
+    assert not await log.hand_ended("t-1", "h-2", after=mark)
+
+
+async def test_position_answers_from_the_last_sequence_seen_and_stays_a_valid_start() -> None:
+    store = CountingStore()
+    log = EventLogHandLog(store)
+    t = TableWriter(store, "t-1")
+    await t.play_hand("h-1")
+    first = await log.position("t-1")
+    assert first == t.sequence
+    lasts = store.lasts
+    await t.append(("PlayerJoined", {"type": "PlayerJoined", "player": "p"}))
+    mark = await log.position("t-1")  # remembered: no read, and behind the log's real end
+    assert (mark, store.lasts) == (first, lasts)
+    await t.play_hand("h-2")
+    assert await log.hand_ended("t-1", "h-2", after=mark)  # the hand is still found after it
+    assert await log.position("t-1") == t.sequence  # the reveal moved the mark to what it saw

@@ -252,3 +252,47 @@ def test_commitment_precedes_the_cards_on_the_wire() -> None:
     assert data.index(b"ab" * 32) < data.index(b"As")
     fields = response.DESCRIPTOR.fields_by_name
     assert fields["commitment"].number < fields["cards"].number < fields["sealed_deck"].number
+
+
+class CountingStore(InMemoryShuffleStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.gets = 0
+        self.creates = 0
+
+    async def get(self, hand_id: str) -> StoredShuffle | None:
+        self.gets += 1
+        return await super().get(hand_id)
+
+    async def create(self, record: StoredShuffle) -> StoredShuffle:
+        self.creates += 1
+        return await super().create(record)
+
+
+async def test_a_first_shuffle_is_one_create_and_a_retry_answers_the_stored_record() -> None:
+    store = CountingStore()
+    async for rig in start_rig(store=store):
+        first = await shuffle(rig)
+        assert (store.creates, store.gets) == (1, 0)  # the create is the existence check
+        again = await shuffle(rig)
+        assert (again.commitment, list(again.cards)) == (first.commitment, list(first.cards))
+        stored = await store.get("h-1")
+        assert stored is not None
+        assert stored.commitment == first.commitment  # the retry's fresh record never replaced it
+
+
+async def test_a_retry_is_answered_even_when_the_os_source_fails() -> None:
+    broken = False
+
+    def source() -> bytes:
+        if broken:
+            raise EntropyUnavailable(cause="OSError")
+        return os.urandom(32)
+
+    async for rig in start_rig(seed_source=source):
+        first = await shuffle(rig)
+        broken = True
+        again = await shuffle(rig)  # the hand has its shuffle: no seed needed
+        assert (again.commitment, list(again.cards)) == (first.commitment, list(first.cards))
+        code, reason, _ = await failure(partial(shuffle, rig, hand="h-2"))
+        assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "ENTROPY_UNAVAILABLE")
