@@ -4,7 +4,8 @@ Besides the shell's ``POKER_*`` settings:
 
 * ``POKER_WALLET_CURRENCY`` (default ``CHIPS``): the one currency of this ledger (minor units).
   The first start records it in the log; a later start with another currency refuses to run.
-* ``POKER_WALLET_SNAPSHOT_EVERY`` (default 1000): commands between snapshots (0 = never).
+* ``POKER_WALLET_SNAPSHOT_EVERY`` (default 1000): commands between snapshots (0 = never), or
+  the number of commands the ledger already holds if that is more (``WalletApp._snapshot_due``).
 * ``POKER_WALLET_STREAM`` (default ``WALLET_EVENTS``): the JetStream stream of the ledger.
 """
 

@@ -37,8 +37,14 @@ async def open_store(nc: Nats, stream: str = WALLET_EVENTS.name) -> WalletStore:
     )
     await ensure_stream(js, settings)
     await ensure_stream(js, WALLET_SNAPSHOTS)
+    # With the connection, appends take the lean ack path (eventstore.acks): same headers, same
+    # errors, about a third less client CPU per append than js.publish.
     events = JetStreamEventStore(
-        js, stream=settings.name, snapshot_stream=WALLET_SNAPSHOTS.name, snapshot_prefix=SNAPSHOT_PREFIX
+        js,
+        stream=settings.name,
+        snapshot_stream=WALLET_SNAPSHOTS.name,
+        snapshot_prefix=SNAPSHOT_PREFIX,
+        nc=nc,
     )
     return WalletStore(events)
 
