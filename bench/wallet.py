@@ -9,7 +9,8 @@ Service process (``service_*``): ONE ``python -m services.wallet`` (info-level J
 file, as ``pokerctl up`` and ``bench system`` run it) called over gRPC exactly as the dealer
 calls it per hand (``OpenHand`` then ``SettleHand``, heads-up, 20 tables at once, one hand after
 another at each); the figure is the wallet process's CPU (user + system, ``/proc``) over the
-measured hands divided by their number, after a warm-up hand per table.
+measured hands divided by their number. Before them, as many hands are played unmeasured (a
+warm-up, and a ledger of some age: a snapshot's cost grows with the ledger).
 """
 
 from __future__ import annotations
@@ -198,10 +199,11 @@ async def _service(url: str, data: Path, tables: int, hands: int) -> dict[str, A
                         metadata=(("x-caller", "table"),),
                     )
             seats = {t: {f"{t}-a": SERVICE_STACK, f"{t}-b": SERVICE_STACK} for t in names}
-            await asyncio.gather(*(_service_table(stub, t, seats[t], 1, 1) for t in names))  # warm-up
+            # Warm-up, and a ledger that is not new: as many hands before the measured ones.
+            await asyncio.gather(*(_service_table(stub, t, seats[t], 1, hands) for t in names))
             cpu0 = _cpu_seconds(proc.pid)
             started = time.perf_counter()
-            await asyncio.gather(*(_service_table(stub, t, seats[t], 2, hands) for t in names))
+            await asyncio.gather(*(_service_table(stub, t, seats[t], 1 + hands, hands) for t in names))
             elapsed = time.perf_counter() - started
             cpu = _cpu_seconds(proc.pid) - cpu0
     finally:
@@ -211,6 +213,7 @@ async def _service(url: str, data: Path, tables: int, hands: int) -> dict[str, A
     return {
         "service_tables": tables,
         "service_hands": total,
+        "service_hands_before": total,
         "service_wallet_cpu_s": round(cpu, 2),
         "service_wallet_cpu_ms_per_hand": round(1000 * cpu / total, 3),
         "service_hands_per_s": round(total / elapsed, 1),
