@@ -54,9 +54,14 @@ class Position:
     epoch: int = 0
 
 
+# ``json.dumps(data, sort_keys=True)`` exactly, without a new encoder per call (the bytes are
+# hashed into the chain: never change them).
+_EVENT_JSON = json.JSONEncoder(sort_keys=True)
+
+
 def to_recorded(event: Event) -> RecordedEvent:
     data = encode_event(event)
-    return RecordedEvent(type=str(data["type"]), payload=json.dumps(data, sort_keys=True).encode())
+    return RecordedEvent(type=str(data["type"]), payload=_EVENT_JSON.encode(data).encode())
 
 
 def from_recorded(recorded: RecordedEvent) -> Event:
