@@ -149,7 +149,8 @@ class WalletApp:
         per command grew with the ledger without bound (a third of a second per snapshot at
         2,000 six-player hands, measured 2026-11-22); with the interval doubling as the ledger
         does, it stays constant per command, and the log a restart replays after the snapshot
-        it loads is at most as long as the ledger was at that snapshot."""
+        it loads stays a bounded fraction of the ledger (at most as long as the part that
+        snapshot covers, unless the process restarted since)."""
         return max(self._snapshot_every, self._snapshot_size)
 
     async def _snapshot(self) -> None:
