@@ -85,11 +85,6 @@ class ActiveHandInfo:
     table_version: int
 
 
-# Deadlines closer than this are the same wake-up (a clock asked for again a few microseconds
-# later names the same instant; the event loop's own timer resolution is about 1 ms).
-_SAME_DEADLINE = 0.001
-
-
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
@@ -123,6 +118,8 @@ class TableDriver:
     last_error: str = ""
     presence: PresenceBook = field(default_factory=PresenceBook)
     timer: asyncio.TimerHandle | None = None  # the wake-up ``_arm`` keeps (None: none due)
+    timer_for: object = None  # what ``timer`` was armed for (a clock and its deadline)
+    wake_for: object = None  # what the last step's delay is for, when it names a clock
 
     @property
     def table_id(self) -> str:
@@ -143,6 +140,7 @@ class TableDriver:
                 await self._sleep(None)
                 continue
             try:
+                self.wake_for = None
                 delay = await self.step()
                 self.failures = 0
                 self.last_error = ""
@@ -173,32 +171,33 @@ class TableDriver:
         if delay is not None and delay <= 0:
             await asyncio.sleep(0)  # let the feed and the other tables run
             return
-        self._arm(delay)
+        self._arm(delay, self.wake_for)
         await self.wake.wait()
         self.wake.clear()
 
-    def _arm(self, delay: float | None) -> None:
-        """One wake-up timer per table, kept while the deadline stays: a decision's clock is
-        asked for again on every envelope of the hand, and a new ``asyncio.timeout`` (a timer
-        handle, a context, a cancellation) per wake-up was most of the driver's own cost. (A
-        plain timer, not ``wait_for``: ``wait_for`` can swallow a cancellation that arrives as
-        the wake-up does, Python 3.11, leaving a driver that never stops.)"""
+    def _arm(self, delay: float | None, wake_for: object = None) -> None:
+        """One wake-up timer per table, kept while it is for the same clock and deadline
+        (``wake_for``): a decision's clock is asked for again on every envelope of the hand, and
+        a new ``asyncio.timeout`` (a timer handle, a context, a cancellation) per wake-up was
+        most of the driver's own cost. Any other wait re-arms. (A plain timer, not ``wait_for``:
+        ``wait_for`` can swallow a cancellation that arrives as the wake-up does, Python 3.11,
+        leaving a driver that never stops.)"""
         timer = self.timer
-        if delay is None:
-            if timer is not None:
-                timer.cancel()
-                self.timer = None
-            return
-        loop = asyncio.get_running_loop()
-        when = loop.time() + delay
         if timer is not None:
-            if abs(timer.when() - when) < _SAME_DEADLINE:
+            if delay is not None and wake_for is not None and wake_for == self.timer_for:
                 return
             timer.cancel()
-        self.timer = loop.call_at(when, self._ring)
+            self.timer = None
+        self.timer_for = None
+        if delay is None:
+            return
+        loop = asyncio.get_running_loop()
+        self.timer = loop.call_at(loop.time() + delay, self._ring)
+        self.timer_for = wake_for
 
     def _ring(self) -> None:
         self.timer = None
+        self.timer_for = None
         self.wake.set()
 
     # -- one step ------------------------------------------------------------------------------
@@ -288,6 +287,7 @@ class TableDriver:
             self.clock.wall_deadline += dt.timedelta(seconds=extra)
         left = self.clock.deadline - now
         if left > 0:
+            self.wake_for = (self.clock.key, self.clock.deadline)
             return left
         try:
             version = await self.app.table.time_out_seat(
