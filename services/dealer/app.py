@@ -179,9 +179,9 @@ class TableDriver:
         """One wake-up timer per table, kept while it is for the same clock and deadline
         (``wake_for``): a decision's clock is asked for again on every envelope of the hand, and
         a new ``asyncio.timeout`` (a timer handle, a context, a cancellation) per wake-up was
-        most of the driver's own cost. Any other wait re-arms. (A plain timer, not ``wait_for``:
-        ``wait_for`` can swallow a cancellation that arrives as the wake-up does, Python 3.11,
-        leaving a driver that never stops.)"""
+        the largest part of the driver's work outside its calls. Any other wait re-arms. (A
+        plain timer, not ``wait_for``: ``wait_for`` can swallow a cancellation that arrives as
+        the wake-up does, Python 3.11, leaving a driver that never stops.)"""
         timer = self.timer
         if timer is not None:
             if delay is not None and wake_for is not None and wake_for == self.timer_for:
