@@ -395,8 +395,13 @@ class BotRun:
     stats: BotStats
 
     async def stop(self) -> None:
-        for task in self.tasks:
-            task.cancel()
+        # Cancel until every bot has ended: a cancellation can be swallowed on its way (e.g. by
+        # asyncio.wait_for in 3.11 when the awaited result lands at the same moment), and one
+        # bot going on would keep this waiting for ever.
+        while pending := [t for t in self.tasks if not t.done()]:
+            for task in pending:
+                task.cancel()
+            await asyncio.wait(pending, timeout=1.0)
         await asyncio.gather(*self.tasks, return_exceptions=True)
         for chan in self.channels:
             await chan.close()

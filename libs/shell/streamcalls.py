@@ -72,7 +72,10 @@ class StreamedCalls:
             if call is None or call.done():
                 call = self._call = self._method(metadata=self._metadata)
             try:
-                answer = await asyncio.wait_for(self._exchange(call, request), deadline)
+                # asyncio.timeout, not wait_for: in 3.11 wait_for can swallow a cancellation that
+                # arrives as the answer does, and a caller being stopped would then go on.
+                async with asyncio.timeout(deadline):
+                    answer = await self._exchange(call, request)
             except TimeoutError:
                 self._drop(call)
                 raise _local_error(
