@@ -630,7 +630,15 @@ class DealerApp:
         d = self.drivers.get(table_id)
         h = None if d is None else d.track.current
         if d is None or d.track.state is None or h is None or h.hand_id != hand_id:
-            if d is not None and d.track.state is not None and hand_id in d.track.state.hand_ids:
+            # The engine remembers only the latest ids; the table answers for older hands.
+            if (
+                d is not None
+                and d.track.state is not None
+                and (
+                    hand_id in d.track.state.hand_ids
+                    or await self.table.hand_exists(table_id=table_id, hand_id=hand_id)
+                )
+            ):
                 raise HandFinished(hand_id=hand_id)
             raise UnknownHand(hand_id=hand_id)
         if h.ended is not None:

@@ -185,6 +185,17 @@ class GrpcTable:
         )
         return int(reply.version)
 
+    async def hand_exists(self, *, table_id: str, hand_id: str) -> bool:
+        try:
+            await self._call(
+                "GetHand", self._stub.GetHand, table_pb.GetHandRequest(name=ids.hand_name(table_id, hand_id))
+            )
+        except CallFailed as err:
+            if err.code == "NOT_FOUND":
+                return False
+            raise
+        return True
+
 
 def rake_to_proto(rake: RakeRules) -> wallet_pb.RakeRules:
     """The wallet's message for ``rake`` (built once per table's rules: every ``OpenHand`` of a

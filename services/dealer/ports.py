@@ -102,6 +102,11 @@ class TablePort(Protocol):
 
     async def void_hand(self, *, request_id: str, table_id: str, hand_id: str, reason: str) -> int: ...
 
+    async def hand_exists(self, *, table_id: str, hand_id: str) -> bool:
+        """Whether the table ever scheduled ``hand_id`` (the engine remembers only its latest
+        ids; the table service answers for older hands from its index)."""
+        ...
+
 
 class WalletPort(Protocol):
     async def open_hand(

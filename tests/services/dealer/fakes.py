@@ -22,7 +22,7 @@ from engine import table as engine_table
 from engine.cards import parse_card
 from engine.hand_events import Act, ActionKind, HandEnded
 from engine.rules import RakeRules, Rules
-from engine.table_events import Disconnect, OpenTable, Reconnect, SitDown, StartHand, TimeOut
+from engine.table_events import Disconnect, HandScheduled, OpenTable, Reconnect, SitDown, StartHand, TimeOut
 from eventstore.envelope import Envelope, RecordedEvent
 from services.dealer.ports import CallFailed, Shuffled
 from shuffle import CURRENT_VERSION, commitment, derive_deck
@@ -192,6 +192,10 @@ class FakeTable:
             raise failed("table", "ReportConnection", exc.reason) from exc
         self.seen_requests[request_id] = version
         return version
+
+    async def hand_exists(self, *, table_id: str, hand_id: str) -> bool:
+        self.calls.append(("GetHand", hand_id))
+        return any(isinstance(e, HandScheduled) and e.hand_id == hand_id for e in log_events(self, table_id))
 
     async def void_hand(self, *, request_id: str, table_id: str, hand_id: str, reason: str) -> int:
         self.calls.append(("VoidHand", request_id))

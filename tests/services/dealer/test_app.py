@@ -8,6 +8,7 @@ import contextlib
 
 import pytest
 
+from engine import table as engine_table
 from engine.hand_events import ActionKind, HandStarted
 from engine.rules import RakeRules, Stakes
 from services.dealer import ids
@@ -223,6 +224,26 @@ async def test_a_finished_hand_cannot_be_voided() -> None:
     await settle_down(rig)
     with pytest.raises(HandFinished):
         await rig.app.void_hand(T, ids.hand_id(T, 1), "late")
+    await rig.app.stop()
+
+
+async def test_a_hand_the_engine_forgot_is_finished_not_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine_table, "HAND_IDS_KEPT", 1)  # the engine then knows the last id only
+    rig = Rig()
+    rig.app.go_live()
+    rig.table.open(T, rules())
+    rig.seat(T, {0: "ann", 1: "bob"})
+    await until(lambda: len(rig.wallet.settlements) >= 2, what="hands 1 and 2 settled")
+    await rig.app.set_paused(T, True)
+    await settle_down(rig)
+    state = rig.app.drivers[T].track.state
+    assert state is not None
+    assert ids.hand_id(T, 1) not in state.hand_ids
+    with pytest.raises(HandFinished):  # the table knows it: finished, not unknown
+        await rig.app.void_hand(T, ids.hand_id(T, 1), "late")
+    assert ("GetHand", ids.hand_id(T, 1)) in rig.table.calls
+    with pytest.raises(UnknownHand):
+        await rig.app.void_hand(T, "nope-1", "x")
     await rig.app.stop()
 
 
