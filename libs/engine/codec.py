@@ -203,6 +203,32 @@ def _field_hints(cls: type[Any]) -> dict[str, Any]:
     return hints
 
 
+# Decoding is planned once per field type too (``_decoders``, ``_plans``): a field's hint says
+# how to read its value, so ``typing.get_origin``/``get_args`` and ``dataclasses.fields`` run
+# once per type, not for every value of every event (the dealer decodes every envelope of every
+# table, and that walk was most of its cost). The checks and their errors are the same.
+_Decoder: TypeAlias = Callable[[Any], Any]
+_decoders: dict[Any, _Decoder] = {}
+# class -> its fields as (name, decoder, required), and every key a document of it may hold
+_plans: dict[type[Any], tuple[tuple[tuple[str, _Decoder, bool], ...], frozenset[str]]] = {}
+
+
+def _plan(cls: type[Any]) -> tuple[tuple[tuple[str, _Decoder, bool], ...], frozenset[str]]:
+    plan = _plans.get(cls)
+    if plan is None:
+        hints = _field_hints(cls)
+        fields = tuple(
+            (
+                f.name,
+                _decoder_for(hints[f.name]),
+                f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+            )
+            for f in dataclasses.fields(cls)
+        )
+        plan = _plans[cls] = (fields, frozenset(name for name, _, _ in fields) | {"type"})
+    return plan
+
+
 def _decode_dataclass(doc: object, expected: type[Any] | None) -> Any:
     if not isinstance(doc, Mapping):
         raise CodecError(problem=f"expected an object, got {type(doc).__name__}")
@@ -212,15 +238,15 @@ def _decode_dataclass(doc: object, expected: type[Any] | None) -> Any:
         raise CodecError(problem=f"unknown type {name!r}")
     if expected is not None and name is not None and not issubclass(cls, expected):
         raise CodecError(problem=f"{name} where a {expected.__name__} was expected")
-    hints = _field_hints(cls)
+    fields, names = _plan(cls)
     kwargs: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        if f.name in doc:
-            kwargs[f.name] = _decode_value(doc[f.name], hints[f.name])
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise CodecError(problem=f"{cls.__name__}.{f.name} is missing")
-    unknown = set(doc) - {"type"} - {f.name for f in dataclasses.fields(cls)}
-    if unknown:
+    for field_name, decode_field, required in fields:
+        if field_name in doc:
+            kwargs[field_name] = decode_field(doc[field_name])
+        elif required:
+            raise CodecError(problem=f"{cls.__name__}.{field_name} is missing")
+    if any(key not in names for key in doc):
+        unknown = set(doc) - names
         raise CodecError(problem=f"{cls.__name__} has no fields {sorted(unknown)}")
     try:
         return cls(**kwargs)
@@ -231,53 +257,125 @@ def _decode_dataclass(doc: object, expected: type[Any] | None) -> Any:
 
 
 def _decode_value(value: Any, hint: Any) -> Any:
+    return _decoder_for(hint)(value)
+
+
+def _decoder_for(hint: Any) -> _Decoder:
+    decoder = _decoders.get(hint)
+    if decoder is None:
+        decoder = _decoders[hint] = _build_decoder(hint)
+    return decoder
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _build_decoder(hint: Any) -> _Decoder:
+    """How to read a value of type ``hint`` (see ``_decoders``)."""
     if hint is Any:
-        return value
+        return _identity
     origin = typing.get_origin(hint)
     if origin is Union or origin is types.UnionType:
-        return _decode_union(value, typing.get_args(hint))
+        options = typing.get_args(hint)
+        return lambda value: _decode_union(value, options)
     if origin is tuple:
         args = typing.get_args(hint)
-        if not isinstance(value, list):
-            raise CodecError(problem=f"expected a list, got {type(value).__name__}")
         if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_decode_value(v, args[0]) for v in value)
-        if len(args) != len(value):
-            raise CodecError(problem=f"expected {len(args)} items, got {len(value)}")
-        return tuple(_decode_value(v, a) for v, a in zip(value, args, strict=True))
+            item = _decoder_for(args[0])
+
+            def variadic(value: Any) -> Any:
+                if not isinstance(value, list):
+                    raise CodecError(problem=f"expected a list, got {type(value).__name__}")
+                return tuple([item(v) for v in value])
+
+            return variadic
+        items = tuple(_decoder_for(a) for a in args)
+
+        def fixed(value: Any) -> Any:
+            if not isinstance(value, list):
+                raise CodecError(problem=f"expected a list, got {type(value).__name__}")
+            if len(items) != len(value):
+                raise CodecError(problem=f"expected {len(items)} items, got {len(value)}")
+            return tuple([d(v) for d, v in zip(items, value, strict=True)])
+
+        return fixed
     if origin is typing.Literal:
-        if value not in typing.get_args(hint):
-            raise CodecError(problem=f"{value!r} is not one of {typing.get_args(hint)}")
-        return value
+        allowed = typing.get_args(hint)
+
+        def literal(value: Any) -> Any:
+            if value not in allowed:
+                raise CodecError(problem=f"{value!r} is not one of {allowed}")
+            return value
+
+        return literal
     if isinstance(hint, type):
-        if hint is Card:
-            if not isinstance(value, str):
-                raise CodecError(problem=f"a card is a string, not {value!r}")
-            return parse_card(value)
-        if issubclass(hint, Enum):
+        return _build_type_decoder(hint)
+    return _no_decoder(hint)
+
+
+def _build_type_decoder(hint: type[Any]) -> _Decoder:
+    if hint is Card:
+        return _decode_card
+    if issubclass(hint, Enum):
+        enum: type[Enum] = hint
+
+        def member(value: Any) -> Any:
             try:
-                return hint(value)
+                return enum(value)
             except ValueError as exc:
-                raise CodecError(problem=f"{value!r} is not a {hint.__name__}") from exc
-        if hint is bool:
-            if not isinstance(value, bool):
-                raise CodecError(problem=f"expected a bool, got {value!r}")
-            return value
-        if hint is int:
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise CodecError(problem=f"expected an int, got {value!r}")
-            return value
-        if hint is str:
-            if not isinstance(value, str):
-                raise CodecError(problem=f"expected a string, got {value!r}")
-            return value
-        if dataclasses.is_dataclass(hint):
-            return _decode_dataclass(value, hint)
-        if hint is type(None):
-            if value is not None:
-                raise CodecError(problem=f"expected null, got {value!r}")
-            return None
-    raise CodecError(problem=f"no decoder for {hint!r}")
+                raise CodecError(problem=f"{value!r} is not a {enum.__name__}") from exc
+
+        return member
+    if hint is bool:
+        return _decode_bool
+    if hint is int:
+        return _decode_int
+    if hint is str:
+        return _decode_str
+    if dataclasses.is_dataclass(hint):
+        cls: type[Any] = hint
+        return lambda value: _decode_dataclass(value, cls)
+    if hint is type(None):
+        return _decode_none
+    return _no_decoder(hint)
+
+
+def _no_decoder(hint: Any) -> _Decoder:
+    def refuse(value: Any) -> Any:
+        raise CodecError(problem=f"no decoder for {hint!r}")
+
+    return refuse
+
+
+def _decode_card(value: Any) -> Any:
+    if not isinstance(value, str):
+        raise CodecError(problem=f"a card is a string, not {value!r}")
+    return parse_card(value)
+
+
+def _decode_bool(value: Any) -> Any:
+    if not isinstance(value, bool):
+        raise CodecError(problem=f"expected a bool, got {value!r}")
+    return value
+
+
+def _decode_int(value: Any) -> Any:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise CodecError(problem=f"expected an int, got {value!r}")
+    return value
+
+
+def _decode_str(value: Any) -> Any:
+    if not isinstance(value, str):
+        raise CodecError(problem=f"expected a string, got {value!r}")
+    return value
+
+
+def _decode_none(value: Any) -> Any:
+    if value is not None:
+        raise CodecError(problem=f"expected null, got {value!r}")
+    return None
 
 
 def _decode_union(value: Any, options: tuple[Any, ...]) -> Any:
