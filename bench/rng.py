@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import json
 import os
 import subprocess
 import sys
@@ -28,10 +27,9 @@ from typing import Any
 import nats
 
 from bench.services import ROOT, _cpu_seconds, _free_port, _serving
-from eventstore import GENESIS, Draft, RecordedEvent, seal
 from eventstore.jetstream import JetStreamEventStore
 from eventstore.streams import TABLE_EVENTS, ensure_stream
-from eventstore.subjects import table_subject
+from eventstore.writer import SealedWriter
 from poker.rng.v1 import rng_service_pb2 as pb
 from poker.rng.v1 import rng_service_pb2_grpc as pb_grpc
 from shell import childproc
@@ -43,33 +41,11 @@ DEALER = (("x-caller", "dealer"),)
 ENVELOPES_PER_HAND = 8  # a heads-up hand in bench system: start, deck, ~6 actions (measured)
 
 
-class _TableLog:
+class _TableLog(SealedWriter):
     """Writes one table's hands the way the table service does (sealed envelopes)."""
 
     def __init__(self, store: JetStreamEventStore, table_id: str) -> None:
-        self.store = store
-        self.table_id = table_id
-        self.subject = table_subject(table_id)
-        self.version = 0
-        self.sequence = 0
-        self.prev_hash = GENESIS
-
-    async def append(self, *events: tuple[str, dict[str, object]]) -> None:
-        self.version += 1
-        draft = Draft(
-            stream_id=self.table_id,
-            version=self.version,
-            command_id=f"cmd-{self.version}",
-            owner_epoch=1,
-            rules_version="seeds/1",
-            engine_version="bench",
-            events=tuple(RecordedEvent(type=t, payload=json.dumps(p).encode()) for t, p in events),
-            recorded_at=dt.datetime.now(dt.UTC),
-        )
-        envelope = seal(draft, self.prev_hash)
-        result = await self.store.append(self.subject, envelope, expected_sequence=self.sequence)
-        self.sequence = result.sequence
-        self.prev_hash = envelope.hash
+        super().__init__(store, table_id, engine_version="bench", clock=lambda: dt.datetime.now(dt.UTC))
 
     async def play(self, hand_id: str, commitment_hex: str) -> None:
         await self.append(("HandStarted", {"type": "HandStarted", "hand_id": hand_id}))

@@ -140,7 +140,7 @@ class ShellInterceptor(aio.ServerInterceptor):
             )
         if handler.stream_stream is not None:
             return grpc.stream_stream_rpc_method_handler(
-                self._wrap_bidi(method, handler.stream_stream),
+                self._wrap_stream(method, handler.stream_stream, request_stream=True),
                 request_deserializer=handler.request_deserializer,
                 response_serializer=handler.response_serializer,
             )
@@ -170,29 +170,13 @@ class ShellInterceptor(aio.ServerInterceptor):
 
         return wrapper
 
-    def _wrap_stream(self, method: str, behaviour: Any) -> Any:
-        async def wrapper(request: object, context: aio.ServicerContext[Any, Any]) -> AsyncIterator[object]:
-            started = self._begin(method, request, context)
-            try:
-                async for item in behaviour(request, context):
-                    yield item
-            except aio.AbortError:
-                raise
-            except Exception as exc:
-                await self._fail(exc, context, started)
-                raise
-            if debug_enabled():
-                self._log.debug("rpc.stream_ended", ms=round((time.perf_counter() - started) * 1000, 3))
-
-        return wrapper
-
-    def _wrap_bidi(self, method: str, behaviour: Any) -> Any:
-        # A request stream: the handler binds each message's ids itself (``shell.logs.bind``)
+    def _wrap_stream(self, method: str, behaviour: Any, *, request_stream: bool = False) -> Any:
+        # With a request stream the handler binds each message's ids itself (``shell.logs.bind``)
         # and answers refusals in-band (``refused``); what reaches here ends the whole stream.
-        async def wrapper(requests: object, context: aio.ServicerContext[Any, Any]) -> AsyncIterator[object]:
-            started = self._begin(method, None, context)
+        async def wrapper(argument: object, context: aio.ServicerContext[Any, Any]) -> AsyncIterator[object]:
+            started = self._begin(method, None if request_stream else argument, context)
             try:
-                async for item in behaviour(requests, context):
+                async for item in behaviour(argument, context):
                     yield item
             except aio.AbortError:
                 raise

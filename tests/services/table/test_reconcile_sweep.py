@@ -142,18 +142,25 @@ async def test_a_table_nobody_uses_after_a_restart_is_reconciled() -> None:
         await new.stop()
 
 
-async def test_without_claiming_the_partitions_taken_by_use_are_swept() -> None:
+async def orphans_in_two_partitions(prefix: str) -> tuple[MemoryTableEvents, FakeWallet, str, str, str]:
+    """Tables ``used`` (ann seated) and ``idle`` in one partition, ``other`` in another; orphans
+    of bob at ``idle`` and of cat at ``other``."""
     events = MemoryTableEvents()
     wallet = FakeWallet(cash={"ann": 1000, "bob": 1000, "cat": 1000})
-    used, idle = same_partition(2, "a")
+    used, idle = same_partition(2, f"{prefix}a")
     other = next(
         t
-        for t in (f"b{i}" for i in itertools.count())
+        for t in (f"{prefix}b{i}" for i in itertools.count())
         if partition_of(t, PARTITIONS) != partition_of(used, PARTITIONS)
     )
     await setup_tables(events, wallet, {used: "ann", idle: "", other: ""})
     await orphan(wallet, idle, "bob")
     await orphan(wallet, other, "cat")
+    return events, wallet, used, idle, other
+
+
+async def test_without_claiming_the_partitions_taken_by_use_are_swept() -> None:
+    events, wallet, used, _, other = await orphans_in_two_partitions("u")
     calls = len(wallet.calls)
     new = await serve(events, wallet, Partial([used]), claim=False)
     try:
@@ -171,17 +178,7 @@ async def test_without_claiming_the_partitions_taken_by_use_are_swept() -> None:
 
 
 async def test_claiming_leaves_another_instances_partitions_alone() -> None:
-    events = MemoryTableEvents()
-    wallet = FakeWallet(cash={"ann": 1000, "bob": 1000, "cat": 1000})
-    used, idle = same_partition(2, "d")
-    other = next(
-        t
-        for t in (f"e{i}" for i in itertools.count())
-        if partition_of(t, PARTITIONS) != partition_of(used, PARTITIONS)
-    )
-    await setup_tables(events, wallet, {used: "ann", idle: "", other: ""})
-    await orphan(wallet, idle, "bob")
-    await orphan(wallet, other, "cat")
+    events, wallet, used, _, other = await orphans_in_two_partitions("c")
     calls = len(wallet.calls)
     new = await serve(events, wallet, Partial([used]), claim=True)
     try:
