@@ -1115,6 +1115,11 @@ class TableApp:
                 return first, self.watchers.add(table_id, render, version=model.version, key=key)
         except NotOwner:
             return None
+        except TableNotFound:
+            raise
+        except Exception as exc:  # leases or the log unreachable now: the log path says the rest
+            self._log.info("table.watch_from_log", table_id=table_id, error=str(exc))
+            return None
 
     async def _watch_log(
         self, table_id: str, from_version: int, render: Render[T]

@@ -219,3 +219,18 @@ async def test_watchers_of_one_viewer_share_one_rendering_per_version(svc: Runni
         assert got[0][n] is got[1][n]
         assert got[2][n] is got[3][n] is got[4][n]
         assert got[0][n] != got[2][n]  # ann sees her cards, a spectator does not
+
+
+async def test_a_watch_goes_to_the_log_when_the_lease_cannot_be_checked(
+    svc: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    start = await seated(svc)
+
+    async def away(partition: int) -> int:
+        raise RuntimeError("the lease bucket is unreachable")
+
+    monkeypatch.setattr(svc.app.ownership, "epoch", away)
+    views = svc.app.watch("t1", 0, render_for("ann"))
+    async with contextlib.aclosing(views):
+        assert (await anext(views)).version == start  # served from the log
+        assert not svc.app.watchers.of("t1")
