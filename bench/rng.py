@@ -17,8 +17,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -26,13 +24,12 @@ from typing import Any
 
 import nats
 
-from bench.services import ROOT, _cpu_seconds, _free_port, _serving
+from bench.services import _cpu_seconds, _free_port, _serving, _spawn
 from eventstore.jetstream import JetStreamEventStore
 from eventstore.streams import TABLE_EVENTS, ensure_stream
 from eventstore.writer import SealedWriter
 from poker.rng.v1 import rng_service_pb2 as pb
 from poker.rng.v1 import rng_service_pb2_grpc as pb_grpc
-from shell import childproc
 from shell.client import channel
 from shell.natsproc import NatsServer
 from shuffle import ShuffleRecord, commitment, dealt_from_top, derive_deck, verify_record
@@ -102,14 +99,7 @@ async def _measure(url: str, data: Path, tables: int, hands: int) -> dict[str, A
         "POKER_LOG_FORMAT": "json",
     }
     nc = await nats.connect(url)
-    with (data / "rng.log").open("ab") as log_file:
-        proc = childproc.popen(
-            [sys.executable, "-m", "services.rng"],
-            cwd=ROOT,
-            env=env,
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-        )
+    proc = _spawn("services.rng", env, log=data / "rng.log")
     try:
         js = nc.jetstream()
         await ensure_stream(js, TABLE_EVENTS)

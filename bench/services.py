@@ -20,6 +20,7 @@ RPC per hand).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import socket
@@ -77,16 +78,20 @@ async def _serving(target: str) -> None:
     raise RuntimeError(f"{target} did not start")
 
 
-def _spawn(module: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+def _spawn(module: str, env: dict[str, str], *, log: Path | None = None) -> subprocess.Popen[bytes]:
+    """``python -m module`` with ``env`` over this environment (warnings only unless ``env`` says
+    otherwise), its output to ``log`` (appended) or dropped."""
     full = {**os.environ, "POKER_LOG_LEVEL": "warning", **env}
     # childproc: the service dies with the bench if the bench is killed.
-    return childproc.popen(
-        [sys.executable, "-m", module],
-        cwd=ROOT,
-        env=full,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    with contextlib.ExitStack() as stack:
+        out = stack.enter_context(log.open("ab")) if log is not None else subprocess.DEVNULL
+        return childproc.popen(
+            [sys.executable, "-m", module],
+            cwd=ROOT,
+            env=full,
+            stdout=out,
+            stderr=subprocess.STDOUT if log is not None else subprocess.DEVNULL,
+        )
 
 
 class _Table:

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -26,7 +24,7 @@ from typing import Any
 
 import nats
 
-from bench.services import ROOT, _cpu_seconds, _free_port, _serving
+from bench.services import _cpu_seconds, _free_port, _serving, _spawn
 from engine.rake import compute_rake
 from engine.rules import RakeRules
 from poker.wallet.v1 import wallet_service_pb2 as pb
@@ -35,7 +33,6 @@ from services.wallet.app import WalletApp
 from services.wallet.commands import BuyIn, Command, Deposit, OpenHand, PlayerAmount, SettleHand
 from services.wallet.ledger import LedgerState, decide, evolve
 from services.wallet.server import open_store
-from shell import childproc
 from shell.client import channel
 from shell.natsproc import NatsServer
 
@@ -172,14 +169,7 @@ async def _service(url: str, data: Path, tables: int, hands: int) -> dict[str, A
         "POKER_LOG_LEVEL": "info",
         "POKER_LOG_FORMAT": "json",
     }
-    with (data / "wallet.log").open("ab") as log_file:
-        proc = childproc.popen(
-            [sys.executable, "-m", "services.wallet"],
-            cwd=ROOT,
-            env=env,
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-        )
+    proc = _spawn("services.wallet", env, log=data / "wallet.log")
     try:
         target = f"127.0.0.1:{port}"
         await _serving(target)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,6 +133,16 @@ async def serve(events: MemoryTableEvents, wallet: FakeWallet, ownership: Owners
     server = await start_server(config, [spec(TableServicer(app))])
     chan = channel(server.address)
     return Running(server=server, app=app, chan=chan, stub=pb_grpc.TableServiceStub(chan))
+
+
+@contextlib.asynccontextmanager
+async def serving(cash: dict[str, int]) -> AsyncIterator[Running]:
+    """A running service on an in-memory store with a fake wallet holding ``cash``; stopped after."""
+    running = await serve(MemoryTableEvents(), FakeWallet(cash=cash))
+    try:
+        yield running
+    finally:
+        await running.stop()
 
 
 def rid() -> str:

@@ -13,19 +13,23 @@ import structlog.testing
 from google.rpc import status_pb2
 
 from poker.table.v1 import table_service_pb2 as pb
-from services.table.store import MemoryTableEvents
 from shell.client import rich_error
 from shell.streamcalls import StreamedCalls, stream_error
-from tests.services.table.helpers import FakeWallet, Running, create, join, rid, serve, start_hand, to_act
+from tests.services.table.helpers import (
+    Running,
+    create,
+    join,
+    rid,
+    serving,
+    start_hand,
+    to_act,
+)
 
 
 @pytest.fixture
 async def svc() -> AsyncIterator[Running]:
-    running = await serve(MemoryTableEvents(), FakeWallet(cash={"ann": 1000, "bob": 1000}))
-    try:
+    async with serving({"ann": 1000, "bob": 1000}) as running:
         yield running
-    finally:
-        await running.stop()
 
 
 async def heads_up(svc: Running) -> pb.Table:

@@ -10,18 +10,23 @@ from engine.phh import DealHole, load_phh
 from eventstore import codec as envelope_codec
 from poker.table.v1 import table_service_pb2 as pb
 from services.table.store import MemoryTableEvents
-from tests.services.table.helpers import FakeWallet, Running, act, create, join, serve, start_hand, to_act
+from tests.services.table.helpers import (
+    Running,
+    act,
+    create,
+    join,
+    serving,
+    start_hand,
+    to_act,
+)
 
 AUDITOR = (("x-caller", "auditor"),)
 
 
 @pytest.fixture
 async def svc() -> AsyncIterator[Running]:
-    running = await serve(MemoryTableEvents(), FakeWallet(cash={"ann": 1000, "bob": 1000}))
-    try:
+    async with serving({"ann": 1000, "bob": 1000}) as running:
         yield running
-    finally:
-        await running.stop()
 
 
 async def play(svc: Running, hand_id: str, *, fold_first: bool) -> pb.Table:

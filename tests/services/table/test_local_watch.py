@@ -15,18 +15,22 @@ import pytest
 from poker.table.v1 import table_service_pb2 as pb
 from services.table import mapping
 from services.table.model import ActionEntry, TableModel
-from services.table.store import MemoryTableEvents
 from services.table.watchers import LocalWatchers
-from tests.services.table.helpers import FakeWallet, Running, act, create, join, serve, start_hand, to_act
+from tests.services.table.helpers import (
+    Running,
+    act,
+    create,
+    join,
+    serving,
+    start_hand,
+    to_act,
+)
 
 
 @pytest.fixture
 async def svc() -> AsyncIterator[Running]:
-    running = await serve(MemoryTableEvents(), FakeWallet(cash={"ann": 10_000, "bob": 10_000}))
-    try:
+    async with serving({"ann": 10_000, "bob": 10_000}) as running:
         yield running
-    finally:
-        await running.stop()
 
 
 class CountingFollows:

@@ -10,18 +10,14 @@ import grpc
 import pytest
 
 from poker.table.v1 import table_service_pb2 as pb
-from services.table.store import MemoryTableEvents
 from shell.client import rich_error
-from tests.services.table.helpers import DEALER, FakeWallet, Running, create, join, rid, serve
+from tests.services.table.helpers import DEALER, Running, create, join, rid, serving
 
 
 @pytest.fixture
 async def svc() -> AsyncIterator[Running]:
-    running = await serve(MemoryTableEvents(), FakeWallet(cash={"ann": 1000, "bob": 1000}))
-    try:
+    async with serving({"ann": 1000, "bob": 1000}) as running:
         yield running
-    finally:
-        await running.stop()
 
 
 def report(request_id: str, *, expected: int | None) -> pb.ReportConnectionRequest:
