@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
 from poker.wallet.v1 import wallet_service_pb2 as wpb
@@ -26,9 +28,29 @@ async def wallet_service(nats_url: str) -> WalletServer:
     )
 
 
+@contextlib.asynccontextmanager
+async def funded_wallet(
+    nats_url: str, players: Iterable[str], amount: int = 1000
+) -> AsyncIterator[WalletServer]:
+    """A wallet service where each of ``players`` has ``amount`` in cash; stopped after."""
+    running = await wallet_service(nats_url)
+    try:
+        for player in players:
+            await deposit(running, player, amount)
+        yield running
+    finally:
+        await running.stop()
+
+
 async def table_service(
-    nats_url: str, wallet: WalletServer, instance: str, *, ttl: float = 10.0
+    nats_url: str,
+    wallet: WalletServer,
+    instance: str,
+    *,
+    ttl: float = 10.0,
+    env: Mapping[str, str] | None = None,
 ) -> TableServer:
+    """A table-service instance; ``env`` adds or overrides settings."""
     return await start_table(
         TableConfig.from_env(
             {
@@ -38,6 +60,7 @@ async def table_service(
                 "POKER_TABLE_INSTANCE": instance,
                 "POKER_TABLE_LEASE_TTL": str(ttl),
                 "POKER_GRACE_SECONDS": "0.5",
+                **(env or {}),
             }
         )
     )

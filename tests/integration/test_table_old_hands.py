@@ -13,7 +13,7 @@ from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from services.table import model as table_model
 from services.wallet.server import WalletServer
 from shell.client import channel
-from tests.integration.table_system import deposit, table_service, wallet_service
+from tests.integration.table_system import funded_wallet, table_service
 from tests.services.table.helpers import act, create, join, start_hand, to_act
 
 pytestmark = pytest.mark.integration
@@ -23,13 +23,8 @@ KEPT = 2
 
 @pytest.fixture
 async def wallet(nats_url: str) -> AsyncIterator[WalletServer]:
-    running = await wallet_service(nats_url)
-    try:
-        await deposit(running, "ann", 1000)
-        await deposit(running, "bob", 1000)
+    async with funded_wallet(nats_url, ("ann", "bob")) as running:
         yield running
-    finally:
-        await running.stop()
 
 
 async def answers(stub: Any, hand_id: str) -> tuple[object, object]:

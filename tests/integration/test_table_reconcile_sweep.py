@@ -17,46 +17,24 @@ from eventstore.subjects import partition_of, table_subject
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
-from services.table.config import TableConfig
 from services.table.events import OwnerChanged
-from services.table.server import TableServer
-from services.table.server import start as start_table
 from services.table.store import decode_events
 from services.wallet.server import WalletServer
 from shell.client import channel
-from tests.integration.table_system import balance, deposit, wallet_service
+from tests.integration.table_system import balance, funded_wallet, table_service
 from tests.services.table.helpers import create, join
 
 pytestmark = pytest.mark.integration
 
 AS_TABLE = (("x-caller", "table"),)
+# A long period: only the claim and the sweep at start act; a short grace.
+RECONCILE = {"POKER_TABLE_RECONCILE_EVERY": "3600", "POKER_TABLE_RECONCILE_GRACE": "0.3"}
 
 
 @pytest.fixture
 async def wallet(nats_url: str) -> AsyncIterator[WalletServer]:
-    running = await wallet_service(nats_url)
-    try:
-        for player in ("ann", "bob", "cat"):
-            await deposit(running, player, 1000)
+    async with funded_wallet(nats_url, ("ann", "bob", "cat")) as running:
         yield running
-    finally:
-        await running.stop()
-
-
-async def table_service(nats_url: str, wallet: WalletServer, instance: str, *, every: float) -> TableServer:
-    return await start_table(
-        TableConfig.from_env(
-            {
-                "POKER_TABLE_PORT": "0",
-                "POKER_NATS_URL": nats_url,
-                "POKER_TABLE_WALLET": wallet.server.address,
-                "POKER_TABLE_INSTANCE": instance,
-                "POKER_GRACE_SECONDS": "0.5",
-                "POKER_TABLE_RECONCILE_EVERY": str(every),
-                "POKER_TABLE_RECONCILE_GRACE": "0.3",
-            }
-        )
-    )
 
 
 async def owners(nats_url: str, table_id: str) -> list[str]:
@@ -71,7 +49,7 @@ async def owners(nats_url: str, table_id: str) -> list[str]:
 
 
 async def test_an_idle_table_is_reconciled_after_a_restart(nats_url: str, wallet: WalletServer) -> None:
-    first = await table_service(nats_url, wallet, "table-a", every=3600)
+    first = await table_service(nats_url, wallet, "table-a", env=RECONCILE)
     try:
         async with channel(first.server.address) as chan:
             stub = pb_grpc.TableServiceStub(chan)
@@ -93,7 +71,7 @@ async def test_an_idle_table_is_reconciled_after_a_restart(nats_url: str, wallet
     finally:
         await first.stop()  # releases its leases: the partitions are free
     # The new instance gets no call. A long period: only the claim and sweep at start act.
-    second = await table_service(nats_url, wallet, "table-b", every=3600)
+    second = await table_service(nats_url, wallet, "table-b", env=RECONCILE)
     try:
         loop = asyncio.get_running_loop()
         end = loop.time() + 30.0  # a liveness guard, not a timing assertion

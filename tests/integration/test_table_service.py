@@ -21,7 +21,7 @@ from services.table.model import LogEvent
 from services.table.store import decode_events
 from services.wallet.server import WalletServer
 from shell.client import channel, rich_error
-from tests.integration.table_system import balance, deposit, table_service, wallet_service
+from tests.integration.table_system import balance, funded_wallet, table_service
 from tests.services.table.helpers import act, create, join, rid, start_hand, to_act
 
 pytestmark = pytest.mark.integration
@@ -29,13 +29,8 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture
 async def wallet(nats_url: str) -> AsyncIterator[WalletServer]:
-    running = await wallet_service(nats_url)
-    try:
-        await deposit(running, "ann", 1000)
-        await deposit(running, "bob", 1000)
+    async with funded_wallet(nats_url, ("ann", "bob")) as running:
         yield running
-    finally:
-        await running.stop()
 
 
 async def log(nats_url: str, table_id: str = "t1") -> list[tuple[int, list[LogEvent]]]:
