@@ -24,7 +24,7 @@ from typing import Any
 
 import nats
 
-from bench.services import _cpu_seconds, _free_port, _serving, _spawn
+from bench.services import _free_port, _measured, _serving, _spawn
 from eventstore.jetstream import JetStreamEventStore
 from eventstore.streams import TABLE_EVENTS, ensure_stream
 from eventstore.writer import SealedWriter
@@ -110,11 +110,8 @@ async def _measure(url: str, data: Path, tables: int, hands: int) -> dict[str, A
             stub: Any = pb_grpc.RngServiceStub(chan)
             logs = [_TableLog(store, f"bench-rng-{t}") for t in range(tables)]
             await asyncio.gather(*(_table(stub, log, 1, 1) for log in logs))  # warm-up
-            cpu0 = _cpu_seconds(proc.pid)
-            started = time.perf_counter()
-            await asyncio.gather(*(_table(stub, log, 2, hands) for log in logs))
-            elapsed = time.perf_counter() - started
-            cpu = _cpu_seconds(proc.pid) - cpu0
+            measured = asyncio.gather(*(_table(stub, log, 2, hands) for log in logs))
+            elapsed, cpu = await _measured(proc.pid, measured)
     finally:
         proc.terminate()
         proc.wait(timeout=10)

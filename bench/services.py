@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,13 @@ def _cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process (Linux ``/proc``), to report CPU per action."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _measured(pid: int, work: Awaitable[object]) -> tuple[float, float]:
+    """Run ``work``; return the wall seconds it took and the CPU seconds process ``pid`` spent."""
+    cpu0, started = _cpu_seconds(pid), time.perf_counter()
+    await work
+    return time.perf_counter() - started, _cpu_seconds(pid) - cpu0
 
 
 def _pct(samples: list[float], q: float) -> float:

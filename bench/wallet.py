@@ -24,7 +24,7 @@ from typing import Any
 
 import nats
 
-from bench.services import _cpu_seconds, _free_port, _serving, _spawn
+from bench.services import _free_port, _measured, _serving, _spawn
 from engine.rake import compute_rake
 from engine.rules import RakeRules
 from poker.wallet.v1 import wallet_service_pb2 as pb
@@ -191,11 +191,8 @@ async def _service(url: str, data: Path, tables: int, hands: int) -> dict[str, A
             seats = {t: {f"{t}-a": SERVICE_STACK, f"{t}-b": SERVICE_STACK} for t in names}
             # Warm-up, and a ledger that is not new: as many hands before the measured ones.
             await asyncio.gather(*(_service_table(stub, t, seats[t], 1, hands) for t in names))
-            cpu0 = _cpu_seconds(proc.pid)
-            started = time.perf_counter()
-            await asyncio.gather(*(_service_table(stub, t, seats[t], 1 + hands, hands) for t in names))
-            elapsed = time.perf_counter() - started
-            cpu = _cpu_seconds(proc.pid) - cpu0
+            measured = asyncio.gather(*(_service_table(stub, t, seats[t], 1 + hands, hands) for t in names))
+            elapsed, cpu = await _measured(proc.pid, measured)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
