@@ -167,6 +167,16 @@ class NatsServer:
             time.sleep(0.02)
         raise NatsServerError(f"nats-server not ready after {timeout}s; see {self.log_file}")
 
+    def meta_cluster(self) -> dict[str, object] | None:
+        """This node's view of the JetStream meta group (``/jsz``), None if unreachable."""
+        url = f"http://{self.host}:{self.monitor_port}/jsz"
+        try:
+            with urllib.request.urlopen(url, timeout=1.0) as response:
+                meta = json.loads(response.read()).get("meta_cluster")
+        except (urllib.error.URLError, OSError, ValueError):
+            return None
+        return meta if isinstance(meta, dict) else None
+
     def _healthy(self) -> bool:
         # Clustered: wait for the full JetStream health (meta leader known, assets current).
         query = "" if self.cluster_name else "?js-enabled-only=true"
@@ -266,8 +276,29 @@ class NatsCluster:
                 self.stop()
                 raise
             else:
+                self._wait_meta_group(timeout)
                 return self
         return self
+
+    def _wait_meta_group(self, timeout: float) -> None:
+        # Each node's healthz only says it knows a meta leader. Until the leader has heard from
+        # every peer, creating an R3 stream fails with "no suitable peers for placement" (10005).
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for node in self.nodes:
+                meta = node.meta_cluster()
+                if meta is None or meta.get("leader") != node.name:
+                    continue
+                replicas = meta.get("replicas")
+                if (
+                    isinstance(replicas, list)
+                    and len(replicas) == self.size - 1
+                    and all(isinstance(r, dict) and r.get("current") for r in replicas)
+                ):
+                    return
+            time.sleep(0.05)
+        self.stop()
+        raise NatsServerError(f"JetStream meta group not formed after {timeout}s in {self.data_dir}")
 
     def start_node(self, index: int, timeout: float = READY_TIMEOUT) -> None:
         self.nodes[index].start(timeout)

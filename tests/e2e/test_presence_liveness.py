@@ -176,9 +176,9 @@ async def test_a_player_watching_on_two_instances_stays_connected_when_one_strea
     config = table_config("holdem", "nl", clock_ms=60_000)
     first = system.processes["table"]
     reports = Reports()
-    await reports.start(system, table_id)
     streams: list[Any] = []
     try:
+        await reports.start(system, table_id)
         async with Clients(system) as c, second_table_service(system, tmp_path / "table-2.log") as other:
             await c.create(table_id, config)
             buy_in = buy_in_for(config)

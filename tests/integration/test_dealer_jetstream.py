@@ -84,18 +84,17 @@ class World:
 
 @pytest.fixture
 async def world(nats_url: str) -> AsyncIterator[World]:
-    nc = await nats.connect(nats_url)
-    js = nc.jetstream()
-    await ensure_stream(js, TABLE_EVENTS)
-    await JetStreamAudit(js).ensure()
-    w = World(js)
-    try:
-        yield w
-    finally:
-        w.pump_task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await w.pump_task
-        await nc.close()
+    async with await nats.connect(nats_url) as nc:
+        js = nc.jetstream()
+        await ensure_stream(js, TABLE_EVENTS)
+        await JetStreamAudit(js).ensure()
+        w = World(js)
+        try:
+            yield w
+        finally:
+            w.pump_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await w.pump_task
 
 
 async def test_feed_restart_audit_and_pauses(world: World) -> None:

@@ -20,12 +20,9 @@ STREAM = "ACKS"
 
 @pytest.fixture
 async def nc(nats_url: str) -> AsyncIterator[Nats]:
-    client = await nats.connect(nats_url)
-    await client.jetstream().add_stream(name=STREAM, subjects=["acks.>"], duplicate_window=60)
-    try:
+    async with await nats.connect(nats_url) as client:
+        await client.jetstream().add_stream(name=STREAM, subjects=["acks.>"], duplicate_window=60)
         yield client
-    finally:
-        await client.close()
 
 
 async def test_acks_carry_the_sequence_and_duplicates(nc: Nats) -> None:

@@ -141,22 +141,21 @@ async def make_store(request: pytest.FixtureRequest) -> AsyncIterator[Factory]:
     else:  # a 3-node cluster with R3 streams: conflicts may be 10164, retries duplicate acks
         urls = request.getfixturevalue("nats_cluster").urls
         replicas = 3
-    nc = await nats.connect(urls)
-    js = nc.jetstream()
-    await ensure_stream(js, dataclasses.replace(TABLE_EVENTS, replicas=replicas))
-    await ensure_stream(js, dataclasses.replace(TABLE_SNAPSHOTS, replicas=replicas))
+    # The context closes the connection whatever fails, the streams' setup included: a connection
+    # left open outlives its event loop and fails a later test with an unraisable warning.
+    async with await nats.connect(urls) as nc:
+        js = nc.jetstream()
+        await ensure_stream(js, dataclasses.replace(TABLE_EVENTS, replicas=replicas))
+        await ensure_stream(js, dataclasses.replace(TABLE_SNAPSHOTS, replicas=replicas))
 
-    async def make_jetstream(faults: Faults) -> Any:
-        # The lean ack path (eventstore.acks), as the table service appends.
-        store = LossyJetStream(js, stream=TABLE_EVENTS.name, publish_timeout=2.0, nc=nc)
-        store.faults = faults
-        store.raw = nc
-        return store
+        async def make_jetstream(faults: Faults) -> Any:
+            # The lean ack path (eventstore.acks), as the table service appends.
+            store = LossyJetStream(js, stream=TABLE_EVENTS.name, publish_timeout=2.0, nc=nc)
+            store.faults = faults
+            store.raw = nc
+            return store
 
-    try:
         yield make_jetstream
-    finally:
-        await nc.close()
 
 
 @pytest.fixture

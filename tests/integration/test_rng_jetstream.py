@@ -29,12 +29,9 @@ DEALER = (("x-caller", "dealer"),)
 
 @pytest.fixture
 async def nc(nats_url: str) -> AsyncIterator[Client]:
-    client = await nats.connect(nats_url)
-    await ensure_stream(client.jetstream(), TABLE_EVENTS)
-    try:
+    async with await nats.connect(nats_url) as client:
+        await ensure_stream(client.jetstream(), TABLE_EVENTS)
         yield client
-    finally:
-        await client.close()
 
 
 def config(nats_url: str, key: str = KEY) -> RngConfig:

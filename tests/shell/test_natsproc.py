@@ -9,7 +9,7 @@ from pathlib import Path
 import nats
 import pytest
 
-from shell.natsproc import NatsServer, NatsServerError
+from shell.natsproc import NatsCluster, NatsServer, NatsServerError
 
 
 def _alive(pid: int) -> bool:
@@ -55,13 +55,24 @@ def test_port_in_use_fails_fast(tmp_path: Path) -> None:
 
 async def test_jetstream_data_survives_restart_on_the_same_folder(tmp_path: Path) -> None:
     with NatsServer(data_dir=tmp_path) as first:
-        nc = await nats.connect(first.url)
-        js = nc.jetstream()
-        await js.add_stream(name="KEEP", subjects=["keep.>"])
-        await js.publish("keep.a", b"fact")
-        await nc.close()
+        async with await nats.connect(first.url) as nc:
+            js = nc.jetstream()
+            await js.add_stream(name="KEEP", subjects=["keep.>"])
+            await js.publish("keep.a", b"fact")
     with NatsServer(data_dir=tmp_path) as second:
-        nc = await nats.connect(second.url)
-        msg = await nc.jetstream().get_last_msg("KEEP", "keep.a")
-        await nc.close()
+        async with await nats.connect(second.url) as nc:
+            msg = await nc.jetstream().get_last_msg("KEEP", "keep.a")
     assert msg.data == b"fact"
+
+
+async def test_a_started_cluster_places_an_r3_stream_at_once(nats_cluster: NatsCluster) -> None:
+    # start() returns only once the meta leader has heard from every peer; before that, creating
+    # an R3 stream fails with "no suitable peers for placement" (CI saw it).
+    leaders = {meta["leader"] for node in nats_cluster.nodes if (meta := node.meta_cluster())}
+    assert len(leaders) == 1
+    async with await nats.connect(nats_cluster.urls) as nc:
+        js = nc.jetstream()
+        info = await js.add_stream(name="R3NOW", subjects=["r3now.>"], num_replicas=3)
+        assert info.config.num_replicas == 3
+        ack = await js.publish("r3now.a", b"x")
+        assert ack.seq == 1
