@@ -11,13 +11,15 @@ envelope, optimistic concurrency and de-duplication by headers.
 * Read: an ordered push consumer (the fastest reader from Python, eventsourcing.md §3.3) from a
   start sequence, stopping at the subject's last sequence taken when the read starts.
 * Snapshots: their own stream (``TABLE_SNAPSHOTS``), subject ``<snapshot_prefix>.<stream_id>``,
-  tagged by headers with the version, last event sequence and engine version.
+  tagged by headers with the version, last event sequence and engine version; sent again while
+  "no responders", like appends.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 
 import nats.errors
 from nats.aio.client import Client as Nats
@@ -114,12 +116,15 @@ class JetStreamEventStore:
         a moment after a stream is created (its interest crosses the routes) or while its leader
         moves; three immediate attempts used to end in ``AppendUnresolved`` there. Backs off for
         up to the publish timeout, then raises the last "no responders" (an ambiguous ack)."""
+        return await self._while_unheard(lambda: self._publish(subject, data, headers))
+
+    async def _while_unheard(self, send: Callable[[], Awaitable[api.PubAck]]) -> api.PubAck:
         loop = asyncio.get_running_loop()
         give_up = loop.time() + self._publish_timeout
         delay = 0.02
         while True:
             try:
-                return await self._publish(subject, data, headers)
+                return await send()
             except _NO_STREAM:
                 if loop.time() + delay >= give_up:
                     raise
@@ -225,12 +230,15 @@ class JetStreamEventStore:
             _SNAP_LAST_SEQ: str(snapshot.last_sequence),
             _SNAP_ENGINE: snapshot.engine_version,
         }
-        await self._js.publish(
-            self._snapshot_subject(snapshot.stream_id),
-            snapshot.state,
-            timeout=self._publish_timeout,
-            stream=self._snapshot_stream,
-            headers=headers,
+        # Sent again while unheard, as appends are (nothing was stored; a cluster's new stream).
+        await self._while_unheard(
+            lambda: self._js.publish(
+                self._snapshot_subject(snapshot.stream_id),
+                snapshot.state,
+                timeout=self._publish_timeout,
+                stream=self._snapshot_stream,
+                headers=headers,
+            )
         )
 
     async def load_snapshot(self, stream_id: str) -> Snapshot | None:

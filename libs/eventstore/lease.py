@@ -94,6 +94,9 @@ class LeaseKeeper:
 
         ``kv.create`` also takes over a deleted or purged key (nats-py re-creates over the
         tombstone's revision); an expired key is simply gone (the bucket has no limit markers).
+        A key that expires while this runs is tried again: its expiry can fall between the
+        refused create and nats-py's own read inside ``create`` (which then raises
+        ``KeyNotFoundError``), or between the refused create and the read below.
         """
         value = self.owner.encode()
         revision = 0
@@ -101,6 +104,8 @@ class LeaseKeeper:
             try:
                 revision = await self._kv.create(self.key, value)
                 break
+            except KeyNotFoundError:
+                continue
             except KeyWrongLastSequenceError:
                 try:
                     entry = await self._kv.get(self.key)

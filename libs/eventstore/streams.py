@@ -5,16 +5,20 @@ purge (those flags can never be unset: the log that is replayed is the log that 
 a 2-minute duplicate window for ``Nats-Msg-Id`` and allow direct gets. Snapshots are a cache in
 their own stream, a few per subject. ``ensure_stream`` creates a stream or checks that an existing
 one has the asked-for settings (``StreamSettingsMismatch`` if not: a silently different stream
-would break the guarantees above).
+would break the guarantees above). Creating one on a cluster is tried again when the cluster
+cannot answer yet (below).
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
+import nats.errors
 from nats.js import JetStreamContext, api
-from nats.js.errors import NotFoundError
+from nats.js.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 from nats.js.kv import KeyValue
 
 from eventstore.errors import StreamSettingsMismatch
@@ -95,8 +99,36 @@ def _differences(want: api.StreamConfig, have: api.StreamConfig) -> list[str]:
     return out
 
 
-async def ensure_stream(js: JetStreamContext, settings: StreamSettings) -> api.StreamInfo:
+# Creating a replicated stream (or bucket) is a cluster operation: on a busy or just-formed
+# cluster its API request can time out (the stream may be created all the same), find no peers to
+# place it on yet (10005) or find no meta leader (503). Each is tried again, a few times; a retry
+# looks the stream up first, so one created by the timed-out request is checked, not created twice.
+CREATE_ATTEMPTS = 3
+NO_SUITABLE_PEERS = 10005
+T = TypeVar("T")
+
+
+async def _retrying(create: Callable[[], Awaitable[T]], pause: float) -> T:
+    for attempt in range(1, CREATE_ATTEMPTS + 1):
+        try:
+            return await create()
+        except (nats.errors.TimeoutError, ServiceUnavailableError, BadRequestError) as exc:
+            if isinstance(exc, BadRequestError) and exc.err_code != NO_SUITABLE_PEERS:
+                raise
+            if attempt == CREATE_ATTEMPTS:
+                raise
+        await asyncio.sleep(pause * attempt)
+    raise AssertionError("unreachable")  # the last attempt returned or raised
+
+
+async def ensure_stream(
+    js: JetStreamContext, settings: StreamSettings, *, pause: float = 0.5
+) -> api.StreamInfo:
     """Create the stream, or check an existing one matches ``settings``."""
+    return await _retrying(lambda: _ensure_stream_once(js, settings), pause)
+
+
+async def _ensure_stream_once(js: JetStreamContext, settings: StreamSettings) -> api.StreamInfo:
     want = settings.config()
     try:
         info = await js.stream_info(settings.name)
@@ -125,7 +157,12 @@ class BucketSettings:
 LEASES = BucketSettings(bucket="poker-leases", ttl=10.0)
 
 
-async def ensure_bucket(js: JetStreamContext, settings: BucketSettings) -> KeyValue:
+async def ensure_bucket(js: JetStreamContext, settings: BucketSettings, *, pause: float = 0.5) -> KeyValue:
+    """Create the bucket, or open the existing one."""
+    return await _retrying(lambda: _ensure_bucket_once(js, settings), pause)
+
+
+async def _ensure_bucket_once(js: JetStreamContext, settings: BucketSettings) -> KeyValue:
     try:
         return await js.key_value(settings.bucket)
     except NotFoundError:

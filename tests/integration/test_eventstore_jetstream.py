@@ -11,9 +11,11 @@ import nats
 import pytest
 from nats.aio.client import Client
 from nats.js import api
-from nats.js.errors import APIError
+from nats.js.errors import APIError, NoStreamResponseError
 
+from eventstore.envelope import Snapshot
 from eventstore.errors import StreamSettingsMismatch
+from eventstore.jetstream import JetStreamEventStore
 from eventstore.lease import LeaseHeld, LeaseKeeper
 from eventstore.streams import (
     LEASES,
@@ -152,3 +154,24 @@ async def test_a_short_nats_outage_does_not_cost_the_lease(tmp_path: Path) -> No
     finally:
         await nc.close()
         server.stop()
+
+
+async def test_a_snapshot_nobody_hears_yet_is_sent_again_until_its_stream_listens(nc: Client) -> None:
+    # As on a cluster right after the snapshot stream is created (its interest still crossing
+    # the routes): NATS answers "no responders" and nothing is stored, so sending again is safe.
+    js = nc.jetstream()
+    store = JetStreamEventStore(js, stream=TABLE_EVENTS.name, publish_timeout=5.0)
+    snap = Snapshot(stream_id="t1", version=4, last_sequence=9, engine_version="e1", state=b"s4")
+    saving = asyncio.ensure_future(store.save_snapshot(snap))
+    await asyncio.sleep(0.3)
+    assert not saving.done()  # unheard so far, still trying
+    await ensure_stream(js, TABLE_SNAPSHOTS)
+    await asyncio.wait_for(saving, timeout=5)
+    assert await store.load_snapshot("t1") == snap
+
+
+async def test_a_snapshot_unheard_for_the_whole_publish_timeout_fails(nc: Client) -> None:
+    store = JetStreamEventStore(nc.jetstream(), stream=TABLE_EVENTS.name, publish_timeout=0.3)
+    snap = Snapshot(stream_id="t1", version=1, last_sequence=1, engine_version="e1", state=b"s1")
+    with pytest.raises(NoStreamResponseError):
+        await store.save_snapshot(snap)
