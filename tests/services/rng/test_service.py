@@ -16,7 +16,7 @@ from services.rng.errors import EntropyUnavailable
 from services.rng.sealing import SeedSealer, associated_data
 from services.rng.store import InMemoryShuffleStore, StoredShuffle
 from shell.client import rich_error
-from shuffle import commitment, derive_deck
+from shuffle import canonical_deck, commitment, derive_deck
 from tests.services.rng.rig import KEY, Rig, caller, dealer, start_rig
 
 
@@ -138,7 +138,9 @@ async def test_verify_honest_and_tampered_records(rig: Rig) -> None:
     tampered = pb.ShuffleRecord()
     tampered.CopyFrom(record)
     original = tampered.dealt[3].card
-    tampered.dealt[3].card = next(c for c in ("As", "Kd") if c not in [d.card for d in record.dealt])
+    # Any card of the deck that was not dealt (the shuffle is random: no fixed card is safe).
+    dealt = {d.card for d in record.dealt}
+    tampered.dealt[3].card = next(str(c) for c in canonical_deck(52) if str(c) not in dealt)
     v = await rig.stub.Verify(pb.VerifyRequest(record=tampered))
     assert not v.ok
     assert v.failed_check == pb.VERIFY_CHECK_DECK_MISMATCH
