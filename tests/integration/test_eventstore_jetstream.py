@@ -114,12 +114,14 @@ async def test_lease_expires_after_ttl_and_the_next_owner_has_a_higher_epoch(nc:
 
 
 async def test_keeper_renews_in_the_background(nc: Client) -> None:
-    kv = await ensure_bucket(nc.jetstream(), BucketSettings(bucket="renewed", ttl=1.0))
-    a = LeaseKeeper(kv, "part.2", owner="node-a", ttl=1.0)
-    b = LeaseKeeper(kv, "part.2", owner="node-b", ttl=1.0)
+    # A 2 s TTL bounds each renewal at 0.5 s: with 1 s (0.25 s per renewal) three slow KV
+    # writes in a row on a loaded 2-core machine lost the lease once in about ten runs.
+    kv = await ensure_bucket(nc.jetstream(), BucketSettings(bucket="renewed", ttl=2.0))
+    a = LeaseKeeper(kv, "part.2", owner="node-a", ttl=2.0)
+    b = LeaseKeeper(kv, "part.2", owner="node-b", ttl=2.0)
     await a.acquire()
     a.start()
-    await asyncio.sleep(2.0)  # two TTLs: without renewals the key would have expired
+    await asyncio.sleep(4.0)  # two TTLs: without renewals the key would have expired
     assert a.held
     with pytest.raises(LeaseHeld):
         await b.acquire()
