@@ -54,6 +54,9 @@ def existing_services() -> tuple[str, ...]:
     return tuple(found)
 
 
+PORT_ATTEMPTS = 3  # free ports only: a service whose port was taken before it bound it
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -123,11 +126,24 @@ class LocalSystem:
         try:
             await asyncio.to_thread(self.nats.start)
             for name in self.services:
-                self._spawn(name)
-                await self._wait_healthy(self.processes[name])
+                await self._start_service(name)
         except BaseException:
             await self.stop()
             raise
+
+    async def _start_service(self, name: str) -> None:
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            self._spawn(name)
+            try:
+                await self._wait_healthy(self.processes[name])
+                return
+            except StartError as exc:
+                # With free ports, ``free_port`` only found the port free a moment before the
+                # service binds it: another process (a parallel test worker) can take it in
+                # between. The service then exits with "cannot listen"; start it on another.
+                if not self.free_ports or "cannot listen" not in str(exc) or attempt == PORT_ATTEMPTS:
+                    raise
+                del self.processes[name]  # it has exited (that is how the error was seen)
 
     def _spawn(self, name: str, *, port: int | None = None) -> None:
         if port is not None:

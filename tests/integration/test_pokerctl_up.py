@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from pokerctl import local
 from pokerctl.local import LocalSystem, StartError, existing_services
 from shell import childproc
 from shell.client import health_status, reflected_services
@@ -90,4 +91,28 @@ async def test_a_service_that_cannot_start_stops_everything(
     assert "table exited" in str(caught.value)
     assert "cannot listen" in str(caught.value)  # the service's own log tail explains why
     assert not system.nats.running
+    assert system.processes == {}
+
+
+async def test_with_free_ports_a_port_taken_before_the_service_binds_it_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ``free_port`` only finds a port free at that moment; here another socket holds the first
+    # one it returns by the time the service binds, as a parallel test worker could.
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        ports = iter([taken])
+        real = local.free_port
+        monkeypatch.setattr(local, "free_port", lambda: next(ports, None) or real())
+        system = LocalSystem(data_dir=tmp_path, services=("wallet",), free_ports=True)
+        await system.start()
+        try:
+            address = system.processes["wallet"].address
+            assert address != f"127.0.0.1:{taken}"
+            assert await health_status(address) == "SERVING"
+            assert "cannot listen" in (tmp_path / "logs" / "wallet.log").read_text()
+        finally:
+            await system.stop()
     assert system.processes == {}
