@@ -4,11 +4,13 @@ all answer SERVING and list their API through reflection; SIGTERM stops everythi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
 import socket
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -78,13 +80,20 @@ async def test_up_starts_every_service_healthy_and_stops_cleanly(tmp_path: Path)
         assert not _alive(pid), f"process {pid} left running"
 
 
-async def test_a_service_that_cannot_start_stops_everything(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@contextlib.contextmanager
+def busy_port() -> Iterator[int]:
+    """A loopback port another socket is listening on (so no service can bind it)."""
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
-        monkeypatch.setenv("POKER_TABLE_PORT", str(busy.getsockname()[1]))
+        yield int(busy.getsockname()[1])
+
+
+async def test_a_service_that_cannot_start_stops_everything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with busy_port() as port:
+        monkeypatch.setenv("POKER_TABLE_PORT", str(port))
         system = LocalSystem(data_dir=tmp_path, services=("table",))
         with pytest.raises(StartError) as caught:
             await system.start()
@@ -99,10 +108,7 @@ async def test_with_free_ports_a_port_taken_before_the_service_binds_it_is_repla
 ) -> None:
     # ``free_port`` only finds a port free at that moment; here another socket holds the first
     # one it returns by the time the service binds, as a parallel test worker could.
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        taken = busy.getsockname()[1]
+    with busy_port() as taken:
         ports = iter([taken])
         real = local.free_port
         monkeypatch.setattr(local, "free_port", lambda: next(ports, None) or real())
