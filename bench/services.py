@@ -15,7 +15,10 @@ RPC per hand).
   reads the table with an untimed ``GetTable`` to learn the next seat, where bots follow
   ``WatchTable``);
 * throughput: one driver per table, all tables at once, for a fixed time (actions/s served by
-  the one table-service process);
+  the one table-service process), three ways in turn: every driver's actions on one shared
+  ``ActBatchStream`` (``shell.streamcalls.BatchedCalls``: the actions made while a message is in
+  flight leave together, as ``pokerctl bots`` sends them; the headline figure), one
+  ``ActStream`` per table, one unary ``Act`` per action;
 * peers, same run: a bare gRPC call to the same server (health check) and a bare JetStream
   append (publish with ``Nats-Expected-Last-Subject-Sequence`` and ``Nats-Msg-Id``) from here;
   their sum is the floor of an action's round trip.
@@ -48,10 +51,11 @@ from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from shell import childproc
 from shell.client import channel, health_status
 from shell.natsproc import NatsServer
-from shell.streamcalls import StreamedCalls
+from shell.streamcalls import BatchedCalls, StreamedCalls
 
 DEALER = (("x-caller", "dealer"),)
 CASHIER = (("x-caller", "cashier"),)
+PREFIX = {"batched": "m", "stream": "s", "unary": "u"}  # throughput rounds' table ids
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -59,6 +63,15 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def batched_calls(stub: Any) -> BatchedCalls:
+    """One ActBatchStream for many drivers (the replies carry the table, as on ActStream)."""
+    return BatchedCalls(
+        stub.ActBatchStream,
+        wrap=lambda r: pb.ActStreamRequest(request=r),
+        batch=lambda items: pb.ActBatchStreamRequest(actions=items),
+    )
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -108,7 +121,14 @@ def _spawn(module: str, env: dict[str, str], *, log: Path | None = None) -> subp
 
 class _Table:
     def __init__(
-        self, stub: Any, table_id: str, rng: random.Random, *, stream: bool = True, lean: bool = False
+        self,
+        stub: Any,
+        table_id: str,
+        rng: random.Random,
+        *,
+        stream: bool = True,
+        lean: bool = False,
+        acts: BatchedCalls | None = None,
     ) -> None:
         self.stub = stub
         self.table_id = table_id
@@ -118,7 +138,8 @@ class _Table:
         # Actions over one ActStream (as the bots send them), or one unary Act each; ``lean``:
         # on the stream with ``omit_table`` (the reply is the version only).
         self.lean = lean
-        self.acts = (
+        # ``acts`` given: this driver's actions share one ActBatchStream with the other tables'.
+        self.acts: StreamedCalls | BatchedCalls | None = acts or (
             StreamedCalls(stub.ActStream, wrap=lambda r: pb.ActStreamRequest(request=r, omit_table=lean))
             if stream
             else None
@@ -276,7 +297,7 @@ async def _run(quick: bool) -> dict[str, object]:
             async with channel(f"127.0.0.1:{wallet_port}") as wchan:
                 wallet: Any = wpb_grpc.WalletServiceStub(wchan)
                 table_ids = [f"b{tables}", f"b{tables + 1}", f"b{tables + 2}"]
-                table_ids += [f"{kind}{t}" for kind in "su" for t in range(tables)]
+                table_ids += [f"{kind}{t}" for kind in "msu" for t in range(tables)]
                 for table_id in table_ids:
                     for side in "ab":
                         await wallet.Deposit(
@@ -308,13 +329,18 @@ async def _run(quick: bool) -> dict[str, object]:
                             views[key] = await solo.act(views[key], latency[key])
                 # Throughput: every table at once, streams first, then unary calls.
                 rounds: dict[str, dict[str, float]] = {}
-                for key in ("stream", "unary"):
+                for key in ("batched", "stream", "unary"):
+                    shared = batched_calls(stub) if key == "batched" else None
                     drivers = [
-                        _Table(stub, f"{key[0]}{t}", rng, stream=key == "stream") for t in range(tables)
+                        _Table(stub, f"{PREFIX[key]}{t}", rng, stream=key != "unary", acts=shared)
+                        for t in range(tables)
                     ]
                     for d in drivers:
                         await d.setup()
                     rounds[key] = await _throughput(drivers, seconds, procs[1].pid)
+                    if shared is not None:
+                        rounds[key]["actions_per_message"] = round(shared.requests / shared.messages, 1)
+                        await shared.close()
             peers = await _peers(target, server.url, 300 if quick else 2000, procs[1].pid)
         finally:
             for p in procs:
@@ -327,12 +353,16 @@ async def _run(quick: bool) -> dict[str, object]:
             server.stop()
     stream, unary = rounds["stream"], rounds["unary"]
     return {
-        # Headline figures: actions over ActStream (as the bots send them).
+        # Headline figures: latency over ActStream (as a player's connection sends actions),
+        # throughput with every table's driver on one shared ActBatchStream (as the bots send
+        # them: pokerctl bots and a game server act for many tables over one connection).
         "action_p50_ms": _pct(latency["stream"], 0.5),
         "action_p99_ms": _pct(latency["stream"], 0.99),
         "actions_measured": len(latency["stream"]),
         "tables": tables,
-        **stream,
+        **rounds["batched"],
+        # The same drivers with one ActStream per table (one action per gRPC message).
+        "stream": stream,
         # The same with one unary Act per action, in the same run.
         "unary": {
             "action_p50_ms": _pct(latency["unary"], 0.5),

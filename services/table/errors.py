@@ -85,6 +85,13 @@ class PlayerRequired(InvalidArgument):
         super().__init__("the request must name the player (player_id or x-player-id metadata)")
 
 
+class BatchTooLarge(InvalidArgument):
+    reason = "BATCH_TOO_LARGE"
+
+    def __init__(self, *, size: int, limit: int) -> None:
+        super().__init__(f"a batch holds at most {limit} actions, not {size}", size=size, limit=limit)
+
+
 class CallerNotDealer(PermissionDenied):
     reason = "CALLER_NOT_DEALER"
 

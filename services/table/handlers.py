@@ -9,6 +9,7 @@ CALLER_NOT_DEALER otherwise). ``x-caller: auditor`` or ``dealer`` may read full 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import contextlib
@@ -30,7 +31,7 @@ from poker.table.v1 import table_service_pb2 as pb
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from services.table import mapping
 from services.table.app import Committed, TableApp, hand_events_of
-from services.table.errors import BadRequest, CallerNotDealer, PlayerRequired
+from services.table.errors import BadRequest, BatchTooLarge, CallerNotDealer, PlayerRequired
 from services.table.model import ActionEntry, LogEvent, TableModel, actions
 from services.table.presence import PresenceTracker
 from shell.interceptor import refused
@@ -44,6 +45,8 @@ DEALER = "dealer"
 AUDITORS = frozenset({"dealer", "auditor"})
 DEFAULT_PAGE = 50
 MAX_PAGE = 500
+# Actions per ActBatchStream message: bounds the work (and the answer) of one message.
+MAX_BATCH = 256
 DOMAIN = domain_for("table")
 
 
@@ -212,24 +215,58 @@ class TableServicer(pb_grpc.TableServiceServicer):
         # that change are bound, every one of them so that none is left from the previous
         # message (a whole ``bind_request`` per message cost ~40 µs, about 4% of an action).
         async for message in request_iterator:
-            request = message.request
-            table = request.table
-            bind(
-                request_id=request.request_id,
-                table_id=table[7:] if table.startswith("tables/") else "",
-                hand_id=request.hand_id,
-                player=request.player_id,
-            )
-            started = time.perf_counter()
-            answer = pb.ActStreamResponse(request_id=request.request_id)
-            try:
-                await self._act(request, context, answer.response, view=not message.omit_table)
-            except Exception as exc:  # answered in-band: the stream stays open
-                status = refused(exc, domain=DOMAIN, started=started).status
-                answer.error.code = status.code
-                answer.error.message = status.message
-                answer.error.details.extend(status.details)
+            answer = pb.ActStreamResponse()
+            await self._answer(message, context, answer)
             yield answer
+
+    async def ActBatchStream(
+        self, request_iterator: AsyncIterator[pb.ActBatchStreamRequest], context: Context
+    ) -> AsyncIterator[pb.ActBatchStreamResponse]:
+        # A batch's actions are grouped by table: each table's run in the order given, the
+        # tables concurrently (their appends then share NATS writes and their answers one gRPC
+        # message). The next batch is read only after this one is answered, as on ActStream.
+        async for batch in request_iterator:
+            messages = batch.actions
+            if len(messages) > MAX_BATCH:
+                raise BatchTooLarge(size=len(messages), limit=MAX_BATCH)
+            out = pb.ActBatchStreamResponse()
+            answers = out.answers
+            runs: dict[str, list[tuple[pb.ActStreamRequest, pb.ActStreamResponse]]] = {}
+            for message in messages:
+                runs.setdefault(message.request.table, []).append((message, answers.add()))
+            if len(runs) == 1:
+                await self._answer_run(next(iter(runs.values())), context)
+            else:
+                await asyncio.gather(*(self._answer_run(run, context) for run in runs.values()))
+            yield out
+
+    async def _answer_run(
+        self, run: list[tuple[pb.ActStreamRequest, pb.ActStreamResponse]], context: Context
+    ) -> None:
+        for message, answer in run:
+            await self._answer(message, context, answer)
+
+    async def _answer(
+        self, message: pb.ActStreamRequest, context: Context, answer: pb.ActStreamResponse
+    ) -> None:
+        """One streamed action answered in ``answer``: the response, or the refusal in-band."""
+        request = message.request
+        table = request.table
+        bind(
+            request_id=request.request_id,
+            table_id=table[7:] if table.startswith("tables/") else "",
+            hand_id=request.hand_id,
+            player=request.player_id,
+        )
+        started = time.perf_counter()
+        answer.request_id = request.request_id
+        try:
+            await self._act(request, context, answer.response, view=not message.omit_table)
+        except Exception as exc:  # answered in-band: the stream stays open
+            status = refused(exc, domain=DOMAIN, started=started).status
+            answer.error.code = status.code
+            answer.error.message = status.message
+            answer.error.details.extend(status.details)
 
     # -- queries ----------------------------------------------------------------------------
 
