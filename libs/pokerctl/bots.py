@@ -5,9 +5,7 @@ A bot deposits chips in the wallet, joins its table with a buy-in (posting at on
 follows the table through ``WatchTable`` as its own player (so it sees only what that player may
 see). Whenever the view says it is the bot's turn it picks from the legal actions and sends
 ``Act`` with the hand id and the version it saw (a stale view is refused with ABORTED and simply
-waits for the next one); the actions of up to 16 bots share one ``ActBatchStream``
-(``shell.streamcalls.BatchedCalls``: actions made while another message is in flight leave
-together as the next one). Between
+waits for the next one); its actions go over one ``ActStream`` (``shell.streamcalls``). Between
 hands it now and then sits out and back in, tops up a short stack, or leaves and rejoins; while
 its table waits for players it keeps trying to come back (on every new version, and every
 ``IDLE_RETRY_SECONDS`` when nothing new arrives: a refusal such as the wallet still settling the
@@ -37,7 +35,7 @@ from poker.table.v1 import table_service_pb2_grpc as tgrpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wgrpc
 from shell.client import channel, rich_error
-from shell.streamcalls import BatchedCalls, StreamedCalls
+from shell.streamcalls import StreamedCalls
 
 CALLER = "pokerctl"
 DEADLINE = 5.0
@@ -64,17 +62,6 @@ def _rid() -> str:
 def _act_message(request: tpb.ActRequest) -> tpb.ActStreamRequest:
     # The bot follows the table through WatchTable: the answer's table view would go unread.
     return tpb.ActStreamRequest(request=request, omit_table=True)
-
-
-def _act_batch(messages: list[tpb.ActStreamRequest]) -> tpb.ActBatchStreamRequest:
-    return tpb.ActBatchStreamRequest(actions=messages)
-
-
-def shared_acts(tables: Any) -> BatchedCalls:
-    """One ActBatchStream for the bots on one channel (each request names its player)."""
-    return BatchedCalls(
-        tables.ActBatchStream, wrap=_act_message, batch=_act_batch, metadata=(("x-caller", CALLER),)
-    )
 
 
 def _ms(ms: int) -> Duration:
@@ -165,7 +152,6 @@ class Bot:
         behaviour: Behaviour = Behaviour(),
         on_view: ViewSink | None = None,
         bankroll: int = 1_000_000,
-        acts: BatchedCalls | None = None,
     ) -> None:
         self.player = player
         self.table_id = table_id
@@ -186,12 +172,9 @@ class Bot:
         self._config: tpb.TableConfig | None = None
         self._last: tpb.Table | None = None  # the latest view of the table
         self._business = asyncio.Lock()  # between-hands business, from the stream or the idle retry
-        # Actions go over a stream: a message on an open stream costs the table service a
-        # fraction of a unary Act, and a batch of them less again (README, figures). ``acts``:
-        # shared with other bots (closed by whoever made it); else one ActStream of its own.
-        self._acts: BatchedCalls | StreamedCalls = acts or StreamedCalls(
-            tables.ActStream, wrap=_act_message, metadata=self._meta
-        )
+        # Actions go over one ActStream per bot: a message on an open stream costs the table
+        # service a fraction of a unary Act (README, figures).
+        self._acts = StreamedCalls(tables.ActStream, wrap=_act_message, metadata=self._meta)
 
     async def _call(self, method: Any, request: Any) -> Any:
         return await method(request, timeout=DEADLINE, metadata=self._meta)
@@ -242,8 +225,7 @@ class Bot:
                     await asyncio.sleep(0.2)  # the table service restarting: watch again
         finally:
             idle.cancel()
-            if isinstance(self._acts, StreamedCalls):
-                self._acts.cancel()
+            self._acts.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await idle
 
@@ -411,7 +393,6 @@ class BotRun:
     bots: list[Bot]
     channels: list[Any]
     stats: BotStats
-    acts: list[BatchedCalls] = field(default_factory=list)  # the bots' shared action streams
 
     async def stop(self) -> None:
         # Cancel until every bot has ended: a cancellation can be swallowed on its way (e.g. by
@@ -422,8 +403,6 @@ class BotRun:
                 task.cancel()
             await asyncio.wait(pending, timeout=1.0)
         await asyncio.gather(*self.tasks, return_exceptions=True)
-        for acts in self.acts:
-            await acts.close()
         for chan in self.channels:
             await chan.close()
 
@@ -458,18 +437,15 @@ async def start_bots(
     on_view: ViewSink | None = None,
     stats: BotStats | None = None,
 ) -> BotRun:
-    """Start ``players_per_table`` bots at each table (one channel and one shared action stream
-    per 16 bots)."""
+    """Start ``players_per_table`` bots at each table (one channel per 16 bots)."""
     stats = stats or BotStats()
     chans: list[Any] = []
-    shared: list[BatchedCalls] = []
     bots: list[Bot] = []
     for t_index, table_id in enumerate(tables):
         for i in range(players_per_table):
             n = len(bots)
             if n % 16 == 0:
                 chans.append((channel(table_target), channel(wallet_target)))
-                shared.append(shared_acts(tgrpc.TableServiceStub(chans[-1][0])))
             tchan, wchan = chans[-1]
             bots.append(
                 Bot(
@@ -481,12 +457,11 @@ async def start_bots(
                     stats=stats,
                     behaviour=behaviour,
                     on_view=on_view,
-                    acts=shared[-1],
                 )
             )
     tasks = [asyncio.get_running_loop().create_task(b.run(), name=b.player) for b in bots]
     flat = [c for pair in chans for c in pair]
-    return BotRun(tasks=tasks, bots=bots, channels=flat, stats=stats, acts=shared)
+    return BotRun(tasks=tasks, bots=bots, channels=flat, stats=stats)
 
 
 async def wait_tables(table_target: str, names: list[str], predicate: Callable[[tpb.Table], bool]) -> None:
