@@ -252,12 +252,36 @@ async def test_a_caller_that_gives_up_leaves_the_stream_to_the_others(svc: Runni
     with pytest.raises(grpc.RpcError) as caught:
         await calls.call(request, deadline=0)  # gives up before any answer can arrive
     assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-    # The request may still have been decided (here it was sent): a retry with the same id
-    # answers as the first time, on the same stream.
+    # A request whose caller gave up before its message left is not sent (once sent, it may be
+    # decided all the same); either way a retry with the same id answers as the first time.
     reply = await calls.call(request, deadline=5)
     assert reply.version == views["t1"].version + 1
+    assert calls.messages == 1
     assert (await table(svc, "t1")).version == views["t1"].version + 1
     await play_out(calls, views["t2"])
+    await calls.close()
+
+
+async def test_a_caller_cancelled_after_its_message_left_is_skipped_and_its_action_stands(
+    svc: Running,
+) -> None:
+    views = await two_tables(svc)
+    calls = batched(svc)
+    gone = asyncio.ensure_future(calls.call(message("t1", to_act(views["t1"]), pb.ACTION_TYPE_CALL).request))
+    for _ in range(10):  # a few turns of the loop: the message leaves
+        if calls.messages:
+            break
+        await asyncio.sleep(0)
+    assert calls.messages == 1
+    gone.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await gone
+    # Its answer arrives for no one and is dropped; the stream goes on, and the service, which
+    # decides a stream's messages in order, had decided it before the next one.
+    reply = await calls.call(message("t2", to_act(views["t2"]), pb.ACTION_TYPE_CALL).request, deadline=5)
+    assert reply.version == views["t2"].version + 1
+    assert (await table(svc, "t1")).version == views["t1"].version + 1
+    assert calls.messages == 2
     await calls.close()
 
 
