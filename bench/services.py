@@ -17,8 +17,9 @@ RPC per hand).
 * throughput: one driver per table, all tables at once, for a fixed time (actions/s served by
   the one table-service process), three ways in turn: every driver's actions on one shared
   ``ActBatchStream`` (``shell.streamcalls.BatchedCalls``: the actions made while a message is in
-  flight leave together, as ``pokerctl bots`` sends them; the headline figure), one
-  ``ActStream`` per table, one unary ``Act`` per action;
+  flight leave together, as a game server acting for many tables over one connection sends
+  them; the headline figure), one ``ActStream`` per table (as each bot sends its own), one unary
+  ``Act`` per action;
 * peers, same run: a bare gRPC call to the same server (health check) and a bare JetStream
   append (publish with ``Nats-Expected-Last-Subject-Sequence`` and ``Nats-Msg-Id``) from here;
   their sum is the floor of an action's round trip.
@@ -327,7 +328,7 @@ async def _run(quick: bool) -> dict[str, object]:
                     for key, solo in solos.items():
                         for _ in range(100):
                             views[key] = await solo.act(views[key], latency[key])
-                # Throughput: every table at once, streams first, then unary calls.
+                # Throughput: every table at once; the batch stream, one stream per table, unary.
                 rounds: dict[str, dict[str, float]] = {}
                 for key in ("batched", "stream", "unary"):
                     shared = batched_calls(stub) if key == "batched" else None
@@ -354,8 +355,8 @@ async def _run(quick: bool) -> dict[str, object]:
     stream, unary = rounds["stream"], rounds["unary"]
     return {
         # Headline figures: latency over ActStream (as a player's connection sends actions),
-        # throughput with every table's driver on one shared ActBatchStream (as the bots send
-        # them: pokerctl bots and a game server act for many tables over one connection).
+        # throughput with every table's driver on one shared ActBatchStream (as a game server
+        # acting for many tables over one connection sends them).
         "action_p50_ms": _pct(latency["stream"], 0.5),
         "action_p99_ms": _pct(latency["stream"], 0.99),
         "actions_measured": len(latency["stream"]),
