@@ -14,12 +14,15 @@ RPC per hand).
   (as the bots and the dealer act: the reply carries the version only, and this driver then
   reads the table with an untimed ``GetTable`` to learn the next seat, where bots follow
   ``WatchTable``);
-* throughput: one driver per table, all tables at once, for a fixed time (actions/s served by
-  the one table-service process), three ways in turn: every driver's actions on one shared
-  ``ActBatchStream`` (``shell.streamcalls.BatchedCalls``: the actions made while a message is in
-  flight leave together, as a game server acting for many tables over one connection sends
-  them; the headline figure), one ``ActStream`` per table (as each bot sends its own), one unary
-  ``Act`` per action;
+* throughput: one driver per table, 50 tables at once, for a fixed time (actions/s served by
+  the one table-service process), three ways in turn: the drivers' commands on four shared
+  ``ActBatchStream``s (``shell.streamcalls.BatchedCalls``: the commands made while a message is
+  in flight leave together, as a game server acting for many tables over a few connections
+  sends them; the headline figure), one ``ActStream`` per table (as each bot sends its own), one
+  unary call per command. On the streams a hand's ``StartHand`` goes with the actions
+  (``ActStreamRequest.start_hand``; the drivers deal as well as act); until 2026-11-22 14:20 UTC
+  it was a unary call on every round, which cost the service a whole unary call per hand and
+  broke up the batches, and this round ran 16 tables on one stream;
 * peers, same run: a bare gRPC call to the same server (health check) and a bare JetStream
   append (publish with ``Nats-Expected-Last-Subject-Sequence`` and ``Nats-Msg-Id``) from here;
   their sum is the floor of an action's round trip.
@@ -57,6 +60,12 @@ from shell.streamcalls import BatchedCalls, StreamedCalls
 DEALER = (("x-caller", "dealer"),)
 CASHIER = (("x-caller", "cashier"),)
 PREFIX = {"batched": "m", "stream": "s", "unary": "u"}  # throughput rounds' table ids
+# Throughput: as many tables as `bench system` seats bots at; the batched round's drivers split
+# over this many ActBatchStreams (a game server's few connections): with one, every driver
+# waits on the same message and the service idles while the answers travel and the next batch
+# is made; with several, one stream's batch is decided while another's answers travel.
+THROUGHPUT_TABLES = 50
+BATCH_STREAMS = 4
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -66,12 +75,21 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def stream_message(request: Any, *, omit_table: bool = False) -> pb.ActStreamRequest:
+    """A driver's command as a stream message: StartHand as ``start_hand``, Act as ``request``."""
+    if isinstance(request, pb.StartHandRequest):
+        return pb.ActStreamRequest(start_hand=request)
+    return pb.ActStreamRequest(request=request, omit_table=omit_table)
+
+
 def batched_calls(stub: Any) -> BatchedCalls:
-    """One ActBatchStream for many drivers (the replies carry the table, as on ActStream)."""
+    """One ActBatchStream for many drivers (the replies carry the table, as on ActStream). The
+    drivers deal too (``x-caller: dealer``), so a hand's StartHand goes in the batches as well."""
     return BatchedCalls(
         stub.ActBatchStream,
-        wrap=lambda r: pb.ActStreamRequest(request=r),
+        wrap=stream_message,
         batch=lambda items: pb.ActBatchStreamRequest(actions=items),
+        metadata=DEALER,
     )
 
 
@@ -136,12 +154,13 @@ class _Table:
         self.name = f"tables/{table_id}"
         self.rng = rng
         self.hands = 0
-        # Actions over one ActStream (as the bots send them), or one unary Act each; ``lean``:
-        # on the stream with ``omit_table`` (the reply is the version only).
+        # Commands (StartHand and the actions) over one ActStream (as the bots send their
+        # actions), or one unary call each; ``lean``: actions on the stream with ``omit_table``
+        # (the reply is the version only).
         self.lean = lean
-        # ``acts`` given: this driver's actions share one ActBatchStream with the other tables'.
+        # ``acts`` given: this driver's commands share one ActBatchStream with other tables'.
         self.acts: StreamedCalls | BatchedCalls | None = acts or (
-            StreamedCalls(stub.ActStream, wrap=lambda r: pb.ActStreamRequest(request=r, omit_table=lean))
+            StreamedCalls(stub.ActStream, wrap=lambda r: stream_message(r, omit_table=lean), metadata=DEALER)
             if stream
             else None
         )
@@ -167,15 +186,16 @@ class _Table:
         deck = list(STANDARD_DECK)
         self.rng.shuffle(deck)
         self.hands += 1
-        reply = await self.stub.StartHand(
-            pb.StartHandRequest(
-                request_id=str(uuid.uuid4()),
-                table=self.name,
-                hand_id=f"{self.table_id}-h{self.hands}",
-                sealed_deck="".join(str(c) for c in deck).encode(),
-            ),
-            metadata=DEALER,
+        request = pb.StartHandRequest(
+            request_id=str(uuid.uuid4()),
+            table=self.name,
+            hand_id=f"{self.table_id}-h{self.hands}",
+            sealed_deck="".join(str(c) for c in deck).encode(),
         )
+        if self.acts is None:
+            reply = await self.stub.StartHand(request, metadata=DEALER)
+        else:
+            reply = await self.acts.call(request)
         return reply.hand  # type: ignore[no-any-return]
 
     async def act(self, hand: pb.Hand | None, samples: list[float]) -> pb.Hand | None:
@@ -273,7 +293,8 @@ async def _throughput(drivers: list[_Table], seconds: float, server_pid: int) ->
 
 async def _run(quick: bool) -> dict[str, object]:
     latency_actions = 300 if quick else 3000
-    tables = 8 if quick else 16
+    tables = 8 if quick else THROUGHPUT_TABLES
+    batch_streams = 2 if quick else BATCH_STREAMS
     seconds = 2.0 if quick else 10.0
     with tempfile.TemporaryDirectory() as tmp:
         server = NatsServer(data_dir=Path(tmp) / "nats")
@@ -331,17 +352,25 @@ async def _run(quick: bool) -> dict[str, object]:
                 # Throughput: every table at once; the batch stream, one stream per table, unary.
                 rounds: dict[str, dict[str, float]] = {}
                 for key in ("batched", "stream", "unary"):
-                    shared = batched_calls(stub) if key == "batched" else None
+                    shared = [batched_calls(stub) for _ in range(batch_streams if key == "batched" else 0)]
                     drivers = [
-                        _Table(stub, f"{PREFIX[key]}{t}", rng, stream=key != "unary", acts=shared)
+                        _Table(
+                            stub,
+                            f"{PREFIX[key]}{t}",
+                            rng,
+                            stream=key != "unary",
+                            acts=shared[t % len(shared)] if shared else None,
+                        )
                         for t in range(tables)
                     ]
                     for d in drivers:
                         await d.setup()
                     rounds[key] = await _throughput(drivers, seconds, procs[1].pid)
-                    if shared is not None:
-                        rounds[key]["actions_per_message"] = round(shared.requests / shared.messages, 1)
-                        await shared.close()
+                    if shared:
+                        sent = sum(c.requests for c in shared)
+                        rounds[key]["commands_per_message"] = round(sent / sum(c.messages for c in shared), 1)
+                        for calls in shared:
+                            await calls.close()
             peers = await _peers(target, server.url, 300 if quick else 2000, procs[1].pid)
         finally:
             for p in procs:

@@ -45,6 +45,16 @@ def stream_error(status: Any) -> aio.AioRpcError:
     )
 
 
+def result_of(answer: Any) -> Any:
+    """What an answer with ``oneof result { response; error; ... }`` holds: its ``error`` raised
+    as ``stream_error``, else the result that is set (``response`` for an act, ``start_hand``
+    for a StartHand sent on the stream), else an empty ``response``."""
+    which = answer.WhichOneof("result")
+    if which == "error":
+        raise stream_error(answer.error)
+    return getattr(answer, which or "response")
+
+
 def _local_error(code: grpc.StatusCode, details: str) -> aio.AioRpcError:
     return aio.AioRpcError(
         code=code, initial_metadata=aio.Metadata(), trailing_metadata=aio.Metadata(), details=details
@@ -85,9 +95,7 @@ class StreamedCalls:
             except BaseException:
                 self._drop(call)
                 raise
-        if answer.WhichOneof("result") == "error":
-            raise stream_error(answer.error)
-        return answer.response
+        return result_of(answer)
 
     async def _exchange(self, call: Any, request: Any) -> Any:
         await call.write(self._wrap(request))
@@ -185,9 +193,7 @@ class BatchedCalls:
             # A caller that stops waiting (deadline, cancellation) leaves its future cancelled:
             # the reader then skips its answer, and nothing is set on a future no one awaits.
             waiter.cancel()
-        if answer.WhichOneof("result") == "error":
-            raise stream_error(answer.error)
-        return answer.response
+        return result_of(answer)
 
     def _kick(self) -> None:
         """Send what is queued once the tasks already due have run (they may add to it)."""

@@ -72,6 +72,12 @@ def _dealer(context: Context, method: str) -> None:
         raise CallerNotDealer(caller=caller, method=method)
 
 
+def _command(message: pb.ActStreamRequest) -> pb.ActRequest | pb.StartHandRequest:
+    """A stream message's command: its start_hand if set, else its act request (an empty
+    message is an empty act request, refused as Act refuses one)."""
+    return message.start_hand if message.HasField("start_hand") else message.request
+
+
 def _expected(request: Any) -> int | None:
     return int(request.expected_version) if request.HasField("expected_version") else None
 
@@ -233,7 +239,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
             answers = out.answers
             runs: dict[str, list[tuple[pb.ActStreamRequest, pb.ActStreamResponse]]] = {}
             for message in messages:
-                runs.setdefault(message.request.table, []).append((message, answers.add()))
+                runs.setdefault(_command(message).table, []).append((message, answers.add()))
             if len(runs) == 1:
                 await self._answer_run(next(iter(runs.values())), context)
             else:
@@ -249,19 +255,22 @@ class TableServicer(pb_grpc.TableServiceServicer):
     async def _answer(
         self, message: pb.ActStreamRequest, context: Context, answer: pb.ActStreamResponse
     ) -> None:
-        """One streamed action answered in ``answer``: the response, or the refusal in-band."""
-        request = message.request
+        """One streamed command answered in ``answer``: the response, or the refusal in-band."""
+        request = _command(message)
         table = request.table
         bind(
             request_id=request.request_id,
             table_id=table[7:] if table.startswith("tables/") else "",
             hand_id=request.hand_id,
-            player=request.player_id,
+            player=request.player_id if isinstance(request, pb.ActRequest) else "",
         )
         started = time.perf_counter()
         answer.request_id = request.request_id
         try:
-            await self._act(request, context, answer.response, view=not message.omit_table)
+            if isinstance(request, pb.ActRequest):
+                await self._act(request, context, answer.response, view=not message.omit_table)
+            else:
+                await self._start_hand(request, context, answer.start_hand)
         except Exception as exc:  # answered in-band: the stream stays open
             status = refused(exc, domain=DOMAIN, started=started).status
             answer.error.code = status.code
@@ -384,6 +393,13 @@ class TableServicer(pb_grpc.TableServiceServicer):
         )
 
     async def StartHand(self, request: pb.StartHandRequest, context: Context) -> pb.StartHandResponse:
+        out = pb.StartHandResponse()
+        await self._start_hand(request, context, out)
+        return out
+
+    async def _start_hand(
+        self, request: pb.StartHandRequest, context: Context, out: pb.StartHandResponse
+    ) -> None:
         _dealer(context, "StartHand")
         rid = mapping.request_id_of(request.request_id)
         table_id = mapping.table_id_of(request.table)
@@ -399,7 +415,8 @@ class TableServicer(pb_grpc.TableServiceServicer):
             commitment=request.deck_commitment,
             expected_version=_expected(request),
         )
-        out = pb.StartHandResponse(hand=self._hand(done.model), version=done.outcome.version)
+        out.hand.CopyFrom(self._hand(done.model))
+        out.version = done.outcome.version
         record = done.model.hands.get(hand_id)
         if record is not None:
             started = next((e for e in self._log_of(done, hand_id) if isinstance(e, HandStarted)), None)
@@ -408,7 +425,6 @@ class TableServicer(pb_grpc.TableServiceServicer):
                     pb.Seat(seat=s.seat + 1, player_id=s.player, stack=s.stack, status=pb.SEAT_STATUS_ACTIVE)
                     for s in started.seats
                 )
-        return out
 
     @staticmethod
     def _log_of(done: Committed, hand_id: str) -> tuple[LogEvent, ...]:
