@@ -378,11 +378,15 @@ class TableServicer(pb_grpc.TableServiceServicer):
 
     # -- the dealer -------------------------------------------------------------------------
 
-    def _hand(self, model: TableModel) -> pb.Hand:
+    def _hand(self, model: TableModel, *, into: pb.Hand | None = None) -> pb.Hand:
+        """The live (else the last) hand as a spectator sees it, written into ``into`` (a
+        reply's empty field) when given."""
+        out = pb.Hand() if into is None else into
         live = model.current_hand
         record = live or (model.hands[model.hand_order[-1]] if model.hand_order else None)
         if record is None or model.state is None:
-            return pb.Hand()
+            out.SetInParent()
+            return out
         return mapping.hand_of(
             model.table_id,
             record,
@@ -390,6 +394,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
             None,
             rules_holes=model.state.rules.hole_cards,
             live=model.state.hand if live is not None else None,  # the cached state: no re-fold
+            into=out,
         )
 
     async def StartHand(self, request: pb.StartHandRequest, context: Context) -> pb.StartHandResponse:
@@ -415,7 +420,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
             commitment=request.deck_commitment,
             expected_version=_expected(request),
         )
-        out.hand.CopyFrom(self._hand(done.model))
+        self._hand(done.model, into=out.hand)  # in place: no copy
         out.version = done.outcome.version
         record = done.model.hands.get(hand_id)
         if record is not None:
