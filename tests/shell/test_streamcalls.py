@@ -19,7 +19,7 @@ from poker.table.v1 import table_service_pb2 as pb
 from shell.client import channel, rich_error
 from shell.config import ShellConfig
 from shell.server import RunningServer, ServiceSpec, start_server
-from shell.streamcalls import StreamedCalls, stream_error
+from shell.streamcalls import StreamedCalls, result_of, stream_error
 
 SERVICE = "test.v1.Answers"
 STREAMS_OPENED: list[int] = []
@@ -151,3 +151,19 @@ def test_stream_error_round_trips_a_google_rpc_status() -> None:
         "STALE_VERSION",
         {"currentVersion": "7"},
     )
+
+
+def test_result_of_returns_the_result_that_is_set_and_raises_an_error() -> None:
+    started = pb.ActStreamResponse(request_id="r1", start_hand=pb.StartHandResponse(version=7))
+    assert result_of(started) == pb.StartHandResponse(version=7)
+    acted = pb.ActStreamResponse(request_id="r2", response=pb.ActResponse(version=8))
+    assert result_of(acted) == pb.ActResponse(version=8)
+    # No result set (a server that predates a result): an empty response, as before.
+    assert result_of(pb.ActStreamResponse(request_id="r3")) == pb.ActResponse()
+    refused = pb.ActStreamResponse(request_id="r4")
+    refused.error.code = grpc.StatusCode.PERMISSION_DENIED.value[0]
+    refused.error.message = "StartHand is for the dealer only"
+    with pytest.raises(grpc.RpcError) as raised:
+        result_of(refused)
+    assert rich_error(raised.value).code == grpc.StatusCode.PERMISSION_DENIED
+    assert rich_error(raised.value).message == "StartHand is for the dealer only"
