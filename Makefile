@@ -6,14 +6,15 @@ VENV := .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
 STAMP := $(VENV)/.installed
-PROTO_STAMP := gen/.generated
+API := src/openpoker/api
+PROTO_STAMP := $(API)/.generated
 PROTOS := $(shell find proto -name '*.proto' 2>/dev/null)
 SITE = $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 DATA_DIR ?= data
 ENGINE_COMPILE ?= 1
 ENGINE_HOT := hand betting pots showdown phh_replay hand_events hand_setup rules cards ranking phh table codec
 ENGINE_STAMP := $(VENV)/.engine-compiled
-ENGINE_SOURCES := $(wildcard libs/engine/*.py)
+ENGINE_SOURCES := $(wildcard src/openpoker/engine/*.py)
 
 .PHONY: all install engine-pure proto lint fmt typecheck test test-fast bench run demo clean
 
@@ -33,21 +34,23 @@ install: $(STAMP) $(PROTO_STAMP) $(if $(filter 0,$(ENGINE_COMPILE)),engine-pure,
 # engine source changes, since a compiled module builds in what it knows of the others; tests
 # refuse to run on a stale build (tests/conftest.py). ENGINE_COMPILE=0 removes it: pure Python.
 $(ENGINE_STAMP): $(STAMP) $(ENGINE_SOURCES)
-	rm -rf libs/build libs/*__mypyc*.so libs/engine/*.so
-	cd libs && ../$(BIN)/mypyc $(ENGINE_HOT:%=engine/%.py) >../$(VENV)/mypyc.log 2>&1 \
+	rm -rf src/build src/*__mypyc*.so src/openpoker/engine/*.so
+	cd src && ../$(BIN)/mypyc $(ENGINE_HOT:%=openpoker/engine/%.py) >../$(VENV)/mypyc.log 2>&1 \
 	  || { cat ../$(VENV)/mypyc.log; exit 1; }
-	rm -rf libs/build  # C sources and a setup.py mypy would check; the modules are in place
+	rm -rf src/build  # C sources and a setup.py mypy would check; the modules are in place
 	touch $@
 
 engine-pure:
-	rm -rf libs/build libs/*__mypyc*.so libs/engine/*.so $(ENGINE_STAMP)
+	rm -rf src/build src/*__mypyc*.so src/openpoker/engine/*.so $(ENGINE_STAMP)
 
-# Generated code lives in gen/ (git-ignored), never edited: protobuf, gRPC and mypy stubs.
+# Generated code is the package openpoker.api (git-ignored), never edited: protobuf, gRPC and
+# mypy stubs. The .proto files sit under proto/openpoker/api/ so their import paths are the
+# Python package path; their protobuf packages (poker.<service>.v1) are the wire names.
 $(PROTO_STAMP): $(STAMP) $(PROTOS)
-	rm -rf gen && mkdir -p gen
+	rm -rf $(API) && mkdir -p $(API)
 	PATH="$(abspath $(BIN)):$$PATH" $(PY) -m grpc_tools.protoc -I proto -I "$(SITE)" \
-	  --python_out=gen --grpc_python_out=gen --mypy_out=gen --mypy_grpc_out=gen $(PROTOS)
-	find gen -mindepth 1 -type d -exec touch {}/__init__.py \;
+	  --python_out=src --grpc_python_out=src --mypy_out=src --mypy_grpc_out=src $(PROTOS)
+	find $(API) -type d -exec touch {}/__init__.py \;
 	touch $@
 
 proto: $(PROTO_STAMP)
@@ -55,10 +58,10 @@ proto: $(PROTO_STAMP)
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy libs services tests bench
+	$(BIN)/mypy src tests bench
 	cd proto && ../$(BIN)/buf lint && ../$(BIN)/buf format --diff --exit-code
-	@! grep -rnE '^\s*(import random|from random import)' services/rng libs/shuffle --include=*.py \
-	  || { echo "services/rng must never use Python's random module"; exit 1; }
+	@! grep -rnE '^\s*(import random|from random import)' src/openpoker/services/rng src/openpoker/shuffle \
+	  --include=*.py || { echo "the rng and shuffle must never use Python's random module"; exit 1; }
 
 fmt: install
 	$(BIN)/ruff check --fix .
@@ -81,4 +84,4 @@ demo: install
 	$(BIN)/pokerctl demo --hands 200 --tables 3 --json
 
 clean:
-	rm -rf $(VENV) gen libs/build libs/*__mypyc*.so libs/engine/*.so .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) $(API) src/build src/*__mypyc*.so src/openpoker/engine/*.so .mypy_cache .ruff_cache .pytest_cache .hypothesis

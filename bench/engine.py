@@ -29,8 +29,8 @@ from typing import Any
 
 import pokerkit
 
-from engine.phh import HandHistory, load_phh, load_phhs
-from engine.phh_replay import replay_history
+from openpoker.engine.phh import HandHistory, load_phh, load_phhs
+from openpoker.engine.phh_replay import replay_history
 
 _CORPORA = (
     Path(__file__).resolve().parent.parent / "tests" / "engine" / "data" / "phh",

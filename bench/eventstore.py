@@ -18,11 +18,11 @@ from typing import Any
 
 import nats
 
-from eventstore import GENESIS, Draft, RecordedEvent, seal
-from eventstore.codec import encode
-from eventstore.jetstream import EXPECTED_HEADER, MSG_ID_HEADER, JetStreamEventStore
-from eventstore.streams import TABLE_EVENTS, ensure_stream
-from shell.natsproc import NatsServer
+from openpoker.eventstore import GENESIS, Draft, RecordedEvent, seal
+from openpoker.eventstore.codec import encode
+from openpoker.eventstore.jetstream import EXPECTED_HEADER, MSG_ID_HEADER, JetStreamEventStore
+from openpoker.eventstore.streams import TABLE_EVENTS, ensure_stream
+from openpoker.shell.natsproc import NatsServer
 
 PAYLOAD = b'{"type":"ActionTaken","seat":3,"action":"raise","amount":1200,"hand_id":"h-000123"}'
 

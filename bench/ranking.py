@@ -20,9 +20,9 @@ from pokerkit import Card as PkCard
 from pokerkit import OmahaHoldemHand, ShortDeckHoldemHand, StandardHighHand
 from pokerkit.lookups import Label, ShortDeckHoldemLookup
 
-from engine.cards import SHORT_DECK, STANDARD_DECK, Card
-from engine.ranking import evaluate
-from engine.rules import Game, Rules, Stakes, Structure, phh_rules
+from openpoker.engine.cards import SHORT_DECK, STANDARD_DECK, Card
+from openpoker.engine.ranking import evaluate
+from openpoker.engine.rules import Game, Rules, Stakes, Structure, phh_rules
 
 STAKES = Stakes.blinds(1, 2)
 CHUNKS = 5

@@ -25,14 +25,14 @@ from typing import Any
 import nats
 
 from bench.services import _free_port, _measured, _serving, _spawn
-from eventstore.jetstream import JetStreamEventStore
-from eventstore.streams import TABLE_EVENTS, ensure_stream
-from eventstore.writer import SealedWriter
-from poker.rng.v1 import rng_service_pb2 as pb
-from poker.rng.v1 import rng_service_pb2_grpc as pb_grpc
-from shell.client import channel
-from shell.natsproc import NatsServer
-from shuffle import ShuffleRecord, commitment, dealt_from_top, derive_deck, verify_record
+from openpoker.api.rng.v1 import rng_service_pb2 as pb
+from openpoker.api.rng.v1 import rng_service_pb2_grpc as pb_grpc
+from openpoker.eventstore.jetstream import JetStreamEventStore
+from openpoker.eventstore.streams import TABLE_EVENTS, ensure_stream
+from openpoker.eventstore.writer import SealedWriter
+from openpoker.shell.client import channel
+from openpoker.shell.natsproc import NatsServer
+from openpoker.shuffle import ShuffleRecord, commitment, dealt_from_top, derive_deck, verify_record
 
 DEALER = (("x-caller", "dealer"),)
 ENVELOPES_PER_HAND = 8  # a heads-up hand in bench system: start, deck, ~6 actions (measured)
@@ -99,7 +99,7 @@ async def _measure(url: str, data: Path, tables: int, hands: int) -> dict[str, A
         "POKER_LOG_FORMAT": "json",
     }
     nc = await nats.connect(url)
-    proc = _spawn("services.rng", env, log=data / "rng.log")
+    proc = _spawn("openpoker.services.rng", env, log=data / "rng.log")
     try:
         js = nc.jetstream()
         await ensure_stream(js, TABLE_EVENTS)

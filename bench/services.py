@@ -47,15 +47,15 @@ from typing import Any
 import nats
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from engine.cards import STANDARD_DECK
-from poker.table.v1 import table_service_pb2 as pb
-from poker.table.v1 import table_service_pb2_grpc as pb_grpc
-from poker.wallet.v1 import wallet_service_pb2 as wpb
-from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
-from shell import childproc
-from shell.client import channel, health_status
-from shell.natsproc import NatsServer
-from shell.streamcalls import BatchedCalls, StreamedCalls
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.api.table.v1 import table_service_pb2_grpc as pb_grpc
+from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
+from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
+from openpoker.engine.cards import STANDARD_DECK
+from openpoker.shell import childproc
+from openpoker.shell.client import channel, health_status
+from openpoker.shell.natsproc import NatsServer
+from openpoker.shell.streamcalls import BatchedCalls, StreamedCalls
 
 DEALER = (("x-caller", "dealer"),)
 CASHIER = (("x-caller", "cashier"),)
@@ -301,12 +301,12 @@ async def _run(quick: bool) -> dict[str, object]:
         server.start()
         wallet_port, table_port = _free_port(), _free_port()
         common = {"POKER_NATS_URL": server.url}
-        procs = [_spawn("services.wallet", {**common, "POKER_WALLET_PORT": str(wallet_port)})]
+        procs = [_spawn("openpoker.services.wallet", {**common, "POKER_WALLET_PORT": str(wallet_port)})]
         try:
             await _serving(f"127.0.0.1:{wallet_port}")
             procs.append(
                 _spawn(
-                    "services.table",
+                    "openpoker.services.table",
                     {
                         **common,
                         "POKER_TABLE_PORT": str(table_port),

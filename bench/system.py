@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.services import _cpu_seconds, _peers
-from poker.table.v1 import table_service_pb2_grpc as tgrpc
-from pokerctl.bots import QUIET, create_table, start_bots, wait_tables
-from pokerctl.cmd_demo import hands_played, percentile, table_plan
-from pokerctl.local import LocalSystem
-from shell.client import channel
+from openpoker.api.table.v1 import table_service_pb2_grpc as tgrpc
+from openpoker.pokerctl.bots import QUIET, create_table, start_bots, wait_tables
+from openpoker.pokerctl.cmd_demo import hands_played, percentile, table_plan
+from openpoker.pokerctl.local import LocalSystem
+from openpoker.shell.client import channel
 
 
 async def _run(quick: bool) -> dict[str, object]:

@@ -22,16 +22,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from engine import hand
-from engine import table as tbl
-from engine.cards import STANDARD_DECK
-from engine.errors import NothingToCall
-from engine.hand_events import Act, ActionKind
-from engine.rules import Game, Rules, Stakes, Structure
-from engine.table_events import OpenTable, SitDown, StartHand
-from services.table import model as table_model
-from services.table import snapshot
-from services.table.model import TableModel
+from openpoker.engine import hand
+from openpoker.engine import table as tbl
+from openpoker.engine.cards import STANDARD_DECK
+from openpoker.engine.errors import NothingToCall
+from openpoker.engine.hand_events import Act, ActionKind
+from openpoker.engine.rules import Game, Rules, Stakes, Structure
+from openpoker.engine.table_events import OpenTable, SitDown, StartHand
+from openpoker.services.table import model as table_model
+from openpoker.services.table import snapshot
+from openpoker.services.table.model import TableModel
 
 NL = Rules(game=Game.HOLDEM, structure=Structure.NO_LIMIT, stakes=Stakes.blinds(1, 2), seats=6)
 AT = dt.datetime(2026, 11, 22, tzinfo=dt.UTC)

@@ -25,16 +25,16 @@ from typing import Any
 import nats
 
 from bench.services import _free_port, _measured, _serving, _spawn
-from engine.rake import compute_rake
-from engine.rules import RakeRules
-from poker.wallet.v1 import wallet_service_pb2 as pb
-from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
-from services.wallet.app import WalletApp
-from services.wallet.commands import BuyIn, Command, Deposit, OpenHand, PlayerAmount, SettleHand
-from services.wallet.ledger import LedgerState, decide, evolve
-from services.wallet.server import open_store
-from shell.client import channel
-from shell.natsproc import NatsServer
+from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
+from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
+from openpoker.engine.rake import compute_rake
+from openpoker.engine.rules import RakeRules
+from openpoker.services.wallet.app import WalletApp
+from openpoker.services.wallet.commands import BuyIn, Command, Deposit, OpenHand, PlayerAmount, SettleHand
+from openpoker.services.wallet.ledger import LedgerState, decide, evolve
+from openpoker.services.wallet.server import open_store
+from openpoker.shell.client import channel
+from openpoker.shell.natsproc import NatsServer
 
 PLAYERS = tuple(f"p{i}" for i in range(6))
 RAKE = RakeRules(basis_points=500, caps=((2, 125), (5, 275)))
@@ -169,7 +169,7 @@ async def _service(url: str, data: Path, tables: int, hands: int) -> dict[str, A
         "POKER_LOG_LEVEL": "info",
         "POKER_LOG_FORMAT": "json",
     }
-    proc = _spawn("services.wallet", env, log=data / "wallet.log")
+    proc = _spawn("openpoker.services.wallet", env, log=data / "wallet.log")
     try:
         target = f"127.0.0.1:{port}"
         await _serving(target)

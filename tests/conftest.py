@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from shell.natsproc import NatsCluster, NatsServer
+from openpoker.shell.natsproc import NatsCluster, NatsServer
 
 # gRPC core logs connection-level INFO lines (e.g. GOAWAY when a test server stops) to stderr;
 # tests assert on statuses, so keep only errors. Read by gRPC core when it initialises.
@@ -28,14 +28,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """Refuse to test a stale mypyc build of the engine (``make install`` compiles its hot
     modules): an extension module wins the import over its edited source, so the tests would
     run the old code. Any engine source newer than the oldest built module makes it stale."""
-    engine = Path(__file__).resolve().parent.parent / "libs" / "engine"
+    engine = Path(__file__).resolve().parent.parent / "src" / "openpoker" / "engine"
     built = [p.stat().st_mtime for p in engine.glob("*.so")]
     if not built:
         return
     newer = sorted(p.name for p in engine.glob("*.py") if p.stat().st_mtime > min(built))
     if newer:
         pytest.exit(
-            f"libs/engine/*.so is older than {', '.join(newer)}: run `make install` to rebuild "
+            f"src/openpoker/engine/*.so is older than {', '.join(newer)}: run `make install` to rebuild "
             "the compiled engine (or `make engine-pure` to use the sources)",
             returncode=2,
         )

@@ -11,24 +11,24 @@ import datetime as dt
 import random
 
 import pytest
-from dispute.check import Check, HandStatus, TableReplay, contributions, payouts, replay_table
-from dispute.evidence import LoggedEnvelope, RevealRecord, wallet_hands
-from dispute.export import Skip, export_hand
 
-from engine import hand, table
-from engine.hand_events import Act, ActionKind, HandEnded, HandStarted
-from engine.phh_replay import replay_events
-from engine.rules import Game, RakeRules, Rules, Stakes, Structure
-from engine.table_events import OpenTable, SitDown, StartHand
-from eventstore.chain import GENESIS, seal
-from eventstore.envelope import Draft
-from services.table.model import LogEvent
-from services.table.store import to_recorded
-from services.wallet.commands import PlayerAmount
-from services.wallet.events import Event as WalletEvent
-from services.wallet.events import HandOpened, HandSettled, HandVoided, TransfersCommitted
-from services.wallet.transfers import Phase, TransferCode, TransferRecord
-from shuffle import CURRENT_VERSION, commitment, derive_deck
+from openpoker.dispute.check import Check, HandStatus, TableReplay, contributions, payouts, replay_table
+from openpoker.dispute.evidence import LoggedEnvelope, RevealRecord, wallet_hands
+from openpoker.dispute.export import Skip, export_hand
+from openpoker.engine import hand, table
+from openpoker.engine.hand_events import Act, ActionKind, HandEnded, HandStarted
+from openpoker.engine.phh_replay import replay_events
+from openpoker.engine.rules import Game, RakeRules, Rules, Stakes, Structure
+from openpoker.engine.table_events import OpenTable, SitDown, StartHand
+from openpoker.eventstore.chain import GENESIS, seal
+from openpoker.eventstore.envelope import Draft
+from openpoker.services.table.model import LogEvent
+from openpoker.services.table.store import to_recorded
+from openpoker.services.wallet.commands import PlayerAmount
+from openpoker.services.wallet.events import Event as WalletEvent
+from openpoker.services.wallet.events import HandOpened, HandSettled, HandVoided, TransfersCommitted
+from openpoker.services.wallet.transfers import Phase, TransferCode, TransferRecord
+from openpoker.shuffle import CURRENT_VERSION, commitment, derive_deck
 
 T = "t-1"
 RULES = Rules(

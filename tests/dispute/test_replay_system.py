@@ -29,26 +29,26 @@ from typing import Any
 
 import nats
 import pytest
-from dispute.check import HandReplay, replay_table
-from dispute.source import offline_server, read_evidence
 from pokerkit import HandHistory as PkHandHistory
 from pokerkit.notation import parse_action
 
-from engine import codec
-from engine.hand_events import Called, HandEnded, HandStarted, HoleCardsDealt, PotAwarded
-from eventstore import codec as envelope_codec
-from eventstore.chain import seal
-from eventstore.envelope import Draft, Envelope, RecordedEvent
-from eventstore.jetstream import MSG_ID_HEADER
-from eventstore.streams import TABLE_EVENTS, WALLET_EVENTS, StreamSettings, ensure_stream
-from eventstore.subjects import table_subject
-from poker.table.v1 import table_service_pb2_grpc as tgrpc
-from pokerctl.__main__ import main
-from pokerctl.bots import Behaviour, create_table, start_bots, table_config
-from pokerctl.cmd_demo import hands_played, quiesce
-from pokerctl.local import LocalSystem
-from shell.client import channel
-from shell.natsproc import NatsServer
+from openpoker.api.table.v1 import table_service_pb2_grpc as tgrpc
+from openpoker.dispute.check import HandReplay, replay_table
+from openpoker.dispute.source import offline_server, read_evidence
+from openpoker.engine import codec
+from openpoker.engine.hand_events import Called, HandEnded, HandStarted, HoleCardsDealt, PotAwarded
+from openpoker.eventstore import codec as envelope_codec
+from openpoker.eventstore.chain import seal
+from openpoker.eventstore.envelope import Draft, Envelope, RecordedEvent
+from openpoker.eventstore.jetstream import MSG_ID_HEADER
+from openpoker.eventstore.streams import TABLE_EVENTS, WALLET_EVENTS, StreamSettings, ensure_stream
+from openpoker.eventstore.subjects import table_subject
+from openpoker.pokerctl.__main__ import main
+from openpoker.pokerctl.bots import Behaviour, create_table, start_bots, table_config
+from openpoker.pokerctl.cmd_demo import hands_played, quiesce
+from openpoker.pokerctl.local import LocalSystem
+from openpoker.shell.client import channel
+from openpoker.shell.natsproc import NatsServer
 
 HANDS = 200
 TABLES = (

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pokerctl.local import LocalSystem
+from openpoker.pokerctl.local import LocalSystem
 
 LEASE_TTL = "POKER_TABLE_LEASE_TTL"
 

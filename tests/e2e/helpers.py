@@ -9,14 +9,14 @@ from typing import Any
 
 import grpc
 
-from poker.dealer.v1 import dealer_service_pb2 as dpb
-from poker.dealer.v1 import dealer_service_pb2_grpc as dgrpc
-from poker.table.v1 import table_service_pb2 as tpb
-from poker.table.v1 import table_service_pb2_grpc as tgrpc
-from poker.wallet.v1 import wallet_service_pb2 as wpb
-from poker.wallet.v1 import wallet_service_pb2_grpc as wgrpc
-from pokerctl.local import LocalSystem
-from shell.client import RichError, channel, rich_error
+from openpoker.api.dealer.v1 import dealer_service_pb2 as dpb
+from openpoker.api.dealer.v1 import dealer_service_pb2_grpc as dgrpc
+from openpoker.api.table.v1 import table_service_pb2 as tpb
+from openpoker.api.table.v1 import table_service_pb2_grpc as tgrpc
+from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
+from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as wgrpc
+from openpoker.pokerctl.local import LocalSystem
+from openpoker.shell.client import RichError, channel, rich_error
 
 CALLER = (("x-caller", "pokerctl"),)
 

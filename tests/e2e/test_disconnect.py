@@ -11,13 +11,18 @@ from typing import Any
 
 import nats
 
-from engine.table_events import DecisionTimedOut, PlayerDisconnected, PlayerReconnected, TimeOutOutcome
-from eventstore.subjects import table_subject
-from poker.table.v1 import table_service_pb2 as tpb
-from pokerctl.bots import _ms, buy_in_for, table_config
-from pokerctl.local import LocalSystem
-from services.dealer.tracker import decode_event
-from services.table.store import JetStreamTableEvents
+from openpoker.api.table.v1 import table_service_pb2 as tpb
+from openpoker.engine.table_events import (
+    DecisionTimedOut,
+    PlayerDisconnected,
+    PlayerReconnected,
+    TimeOutOutcome,
+)
+from openpoker.eventstore.subjects import table_subject
+from openpoker.pokerctl.bots import _ms, buy_in_for, table_config
+from openpoker.pokerctl.local import LocalSystem
+from openpoker.services.dealer.tracker import decode_event
+from openpoker.services.table.store import JetStreamTableEvents
 from tests.e2e.helpers import Clients, in_hand
 
 GRACE_MS = 30_000

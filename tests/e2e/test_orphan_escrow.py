@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from poker.wallet.v1 import wallet_service_pb2 as wpb
-from pokerctl.bots import buy_in_for, table_config
-from pokerctl.chips import balance, check_chips, house_balance
-from pokerctl.local import LocalSystem
+from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
+from openpoker.pokerctl.bots import buy_in_for, table_config
+from openpoker.pokerctl.chips import balance, check_chips, house_balance
+from openpoker.pokerctl.local import LocalSystem
 from tests.e2e.helpers import CALLER, Clients
 
 # Short leases (a restarted table service owns its tables again soon) and a short reconciliation

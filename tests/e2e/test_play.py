@@ -10,13 +10,13 @@ import uuid
 import grpc
 import pytest
 
-from poker.dealer.v1 import dealer_service_pb2 as dpb
-from poker.table.v1 import table_service_pb2 as tpb
-from pokerctl.bots import QUIET, Behaviour, buy_in_for, start_bots, table_config, wait_tables
-from pokerctl.chips import check_chips, house_balance
-from pokerctl.cmd_demo import play, quiesce, table_plan
-from pokerctl.local import LocalSystem
-from shell.client import rich_error
+from openpoker.api.dealer.v1 import dealer_service_pb2 as dpb
+from openpoker.api.table.v1 import table_service_pb2 as tpb
+from openpoker.pokerctl.bots import QUIET, Behaviour, buy_in_for, start_bots, table_config, wait_tables
+from openpoker.pokerctl.chips import check_chips, house_balance
+from openpoker.pokerctl.cmd_demo import play, quiesce, table_plan
+from openpoker.pokerctl.local import LocalSystem
+from openpoker.shell.client import rich_error
 from tests.e2e.helpers import Clients, in_hand, refused
 
 

@@ -20,14 +20,14 @@ import grpc
 import nats
 import pytest
 
-from engine.table_events import PlayerDisconnected, PlayerReconnected
-from poker.table.v1 import table_service_pb2 as tpb
-from poker.table.v1 import table_service_pb2_grpc as tgrpc
-from pokerctl.bots import buy_in_for, table_config
-from pokerctl.local import LocalSystem, free_port
-from services.table.presence import PresenceReport, subject
-from shell import childproc
-from shell.client import channel, health_status
+from openpoker.api.table.v1 import table_service_pb2 as tpb
+from openpoker.api.table.v1 import table_service_pb2_grpc as tgrpc
+from openpoker.engine.table_events import PlayerDisconnected, PlayerReconnected
+from openpoker.pokerctl.bots import buy_in_for, table_config
+from openpoker.pokerctl.local import LocalSystem, free_port
+from openpoker.services.table.presence import PresenceReport, subject
+from openpoker.shell import childproc
+from openpoker.shell.client import channel, health_status
 from tests.e2e.helpers import Clients
 from tests.e2e.test_disconnect import log_until, of, watch
 
@@ -77,7 +77,7 @@ async def second_table_service(system: LocalSystem, log: Path) -> AsyncIterator[
     }
     with log.open("ab") as out:
         proc = childproc.popen(
-            [sys.executable, "-m", "services.table"], env=env, stdout=out, stderr=subprocess.STDOUT
+            [sys.executable, "-m", "openpoker.services.table"], env=env, stdout=out, stderr=subprocess.STDOUT
         )
     address = f"127.0.0.1:{port}"
     try:

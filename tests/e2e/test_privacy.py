@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from eventstore.codec import from_proto
-from poker.table.v1 import table_service_pb2 as tpb
-from pokerctl.bots import QUIET, start_bots, wait_tables
-from pokerctl.cmd_demo import quiesce, table_plan
-from pokerctl.local import LocalSystem
+from openpoker.api.table.v1 import table_service_pb2 as tpb
+from openpoker.eventstore.codec import from_proto
+from openpoker.pokerctl.bots import QUIET, start_bots, wait_tables
+from openpoker.pokerctl.cmd_demo import quiesce, table_plan
+from openpoker.pokerctl.local import LocalSystem
 from tests.e2e.helpers import Clients
 
 HANDS = 200

@@ -9,17 +9,17 @@ import uuid
 import grpc
 import nats
 
-from eventstore.codec import from_proto
-from poker.dealer.v1 import dealer_service_pb2 as dpb
-from poker.table.v1 import table_service_pb2 as tpb
-from pokerctl.bots import QUIET, buy_in_for, start_bots, table_config, wait_tables
-from pokerctl.chips import check_chips, house_balance
-from pokerctl.cmd_demo import quiesce
-from pokerctl.local import LocalSystem
-from services.dealer.audit import read_reveals
-from services.dealer.tracker import decode_event
-from shell.client import rich_error
-from shuffle import ShuffleRecord, dealt_from_top, verify_record
+from openpoker.api.dealer.v1 import dealer_service_pb2 as dpb
+from openpoker.api.table.v1 import table_service_pb2 as tpb
+from openpoker.eventstore.codec import from_proto
+from openpoker.pokerctl.bots import QUIET, buy_in_for, start_bots, table_config, wait_tables
+from openpoker.pokerctl.chips import check_chips, house_balance
+from openpoker.pokerctl.cmd_demo import quiesce
+from openpoker.pokerctl.local import LocalSystem
+from openpoker.services.dealer.audit import read_reveals
+from openpoker.services.dealer.tracker import decode_event
+from openpoker.shell.client import rich_error
+from openpoker.shuffle import ShuffleRecord, dealt_from_top, verify_record
 from tests.e2e.helpers import Clients, in_hand
 
 

@@ -7,9 +7,9 @@ import asyncio
 import re
 import sys
 
-from pokerctl.bots import QUIET, start_bots, table_config, wait_tables
-from pokerctl.local import LocalSystem
-from shell.childproc import argv
+from openpoker.pokerctl.bots import QUIET, start_bots, table_config, wait_tables
+from openpoker.pokerctl.local import LocalSystem
+from openpoker.shell.childproc import argv
 from tests.e2e.helpers import Clients
 
 CARD = re.compile(r"[2-9TJQKA][cdhs]")
@@ -30,7 +30,17 @@ async def test_watch_prints_live_frames_as_a_player(system: LocalSystem) -> None
         await wait_tables(system.targets["table"], [table_id], lambda t: t.hands_played >= 1)
         viewer = bots.bots[0].player
         # Through the childproc launcher: the watcher dies with this test process if it is killed.
-        command = [sys.executable, "-m", "pokerctl", "watch", table_id, "--as", viewer, "--frames", "40"]
+        command = [
+            sys.executable,
+            "-m",
+            "openpoker.pokerctl",
+            "watch",
+            table_id,
+            "--as",
+            viewer,
+            "--frames",
+            "40",
+        ]
         proc = await asyncio.create_subprocess_exec(
             *argv([*command, "--table-target", system.targets["table"]]),
             stdout=asyncio.subprocess.PIPE,

@@ -6,11 +6,11 @@
 
 from __future__ import annotations
 
-from engine import hand as H
-from engine.cards import SHORT_DECK, STANDARD_DECK, Card, parse_cards
-from engine.hand_events import Act, ActionKind, HandCommand, HandEvent
-from engine.hand_setup import HandSetup, Post, PostKind, SeatSetup
-from engine.rules import Game, Rules
+from openpoker.engine import hand as H
+from openpoker.engine.cards import SHORT_DECK, STANDARD_DECK, Card, parse_cards
+from openpoker.engine.hand_events import Act, ActionKind, HandCommand, HandEvent
+from openpoker.engine.hand_setup import HandSetup, Post, PostKind, SeatSetup
+from openpoker.engine.rules import Game, Rules
 
 
 def deck_for(

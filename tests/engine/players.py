@@ -12,12 +12,12 @@ from dataclasses import dataclass
 import pokerkit
 from pokerkit import Automation, Mode
 
-from engine import hand as H
-from engine import phh, showdown
-from engine.cards import SHORT_DECK, STANDARD_DECK, Card, parse_card
-from engine.hand_events import Act, ActionKind, HandCommand, HandEvent, ProtectAllIn
-from engine.hand_setup import HandSetup, Post, PostKind, SeatSetup
-from engine.rules import Game, RakeRules, Rules, Stakes, Structure, phh_rules
+from openpoker.engine import hand as H
+from openpoker.engine import phh, showdown
+from openpoker.engine.cards import SHORT_DECK, STANDARD_DECK, Card, parse_card
+from openpoker.engine.hand_events import Act, ActionKind, HandCommand, HandEvent, ProtectAllIn
+from openpoker.engine.hand_setup import HandSetup, Post, PostKind, SeatSetup
+from openpoker.engine.rules import Game, RakeRules, Rules, Stakes, Structure, phh_rules
 
 VARIANTS = ("NT", "FT", "PO", "NS")
 GAME_OF = {

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.blinds import NotEnoughPlayers, Positions, plan_hand
-from engine.hand_setup import PostKind
-from engine.rules import ButtonRule, Game, Rules, Stakes, Structure
-from engine.seating import Debt, Occupant, SeatStatus
+from openpoker.engine.blinds import NotEnoughPlayers, Positions, plan_hand
+from openpoker.engine.hand_setup import PostKind
+from openpoker.engine.rules import ButtonRule, Game, Rules, Stakes, Structure
+from openpoker.engine.seating import Debt, Occupant, SeatStatus
 
 NL = Rules(game=Game.HOLDEM, structure=Structure.NO_LIMIT, stakes=Stakes.blinds(1, 2), seats=6)
 DEAD = Rules(

@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import codec
-from engine.cards import STANDARD_DECK, Card, parse_card
-from engine.errors import EngineError
-from engine.hand_events import BoardDealt, HandStarted, Street
-from engine.hand_setup import SeatSetup
-from engine.rules import (
+from openpoker.engine import codec
+from openpoker.engine.cards import STANDARD_DECK, Card, parse_card
+from openpoker.engine.errors import EngineError
+from openpoker.engine.hand_events import BoardDealt, HandStarted, Street
+from openpoker.engine.hand_setup import SeatSetup
+from openpoker.engine.rules import (
     ButtonRule,
     BuyInRules,
     Game,
@@ -30,9 +30,9 @@ from engine.rules import (
     TimeRules,
     phh_rules,
 )
-from engine.seating import Debt
-from engine.table_events import PlayerSeated, TableOpened
-from pokerctl.cmd_sim import play_session
+from openpoker.engine.seating import Debt
+from openpoker.engine.table_events import PlayerSeated, TableOpened
+from openpoker.pokerctl.cmd_sim import play_session
 
 
 @st.composite

@@ -16,8 +16,8 @@ import random
 
 import pytest
 
-from engine import phh
-from engine.phh_replay import history_from_events, replay_history
+from openpoker.engine import phh
+from openpoker.engine.phh_replay import history_from_events, replay_history
 from tests.engine.players import VARIANTS, play_random, pokerkit_hand, random_setup, strict_pokerkit_stacks
 
 HANDS_PER_VARIANT = 200

@@ -10,8 +10,8 @@ from dataclasses import replace
 
 import pytest
 
-from engine import hand as H
-from engine.errors import (
+from openpoker.engine import hand as H
+from openpoker.engine.errors import (
     FoldNotAllowed,
     HandOver,
     NotYourTurn,
@@ -20,7 +20,7 @@ from engine.errors import (
     RaiseNotAllowed,
     SeatNotInHand,
 )
-from engine.hand_events import (
+from openpoker.engine.hand_events import (
     AllInProtected,
     CardsShown,
     HandEnded,
@@ -29,8 +29,8 @@ from engine.hand_events import (
     SeatAmount,
     UncalledBetReturned,
 )
-from engine.hand_setup import PostKind
-from engine.rules import (
+from openpoker.engine.hand_setup import PostKind
+from openpoker.engine.rules import (
     FixedLimitShortAllIn,
     Game,
     Profile,

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from engine import hand_events as E
-from engine import hand_setup as S
-from engine.cards import STANDARD_DECK, parse_cards
-from engine.hand_setup import PostKind
-from engine.rules import Game, Stakes, Structure, phh_rules
+from openpoker.engine import hand_events as E
+from openpoker.engine import hand_setup as S
+from openpoker.engine.cards import STANDARD_DECK, parse_cards
+from openpoker.engine.hand_setup import PostKind
+from openpoker.engine.rules import Game, Stakes, Structure, phh_rules
 
 _CARDS = parse_cards("AsKd")
 _PAYOUT = (E.SeatAmount(seat=1, amount=30), E.SeatAmount(seat=4, amount=0))

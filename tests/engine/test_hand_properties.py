@@ -16,10 +16,10 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import hand as H
-from engine.errors import RuleViolation
-from engine.hand_events import Act, ActionKind, HandEnded
-from engine.rules import RakeRules
+from openpoker.engine import hand as H
+from openpoker.engine.errors import RuleViolation
+from openpoker.engine.hand_events import Act, ActionKind, HandEnded
+from openpoker.engine.rules import RakeRules
 from tests.engine.players import VARIANTS, choose, random_setup
 
 

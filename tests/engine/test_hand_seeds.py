@@ -10,9 +10,9 @@ from dataclasses import replace
 
 import pytest
 
-from engine import hand as H
-from engine.errors import RaiseBelowMinimum, RaiseNotAllowed
-from engine.hand_events import (
+from openpoker.engine import hand as H
+from openpoker.engine.errors import RaiseBelowMinimum, RaiseNotAllowed
+from openpoker.engine.hand_events import (
     BoardDealt,
     CardsMucked,
     CardsShown,
@@ -23,8 +23,8 @@ from engine.hand_events import (
     ShowdownStarted,
     Street,
 )
-from engine.hand_setup import PostKind
-from engine.rules import Game, Rules, Stakes, Structure
+from openpoker.engine.hand_setup import PostKind
+from openpoker.engine.rules import Game, Rules, Stakes, Structure
 from tests.engine.handkit import bet, blinds, call, check, fold, given, play, setup, when
 
 FL_2_4 = Rules(game=Game.HOLDEM, structure=Structure.FIXED_LIMIT, stakes=Stakes.fixed_limit(2, 4))

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.cards import STANDARD_DECK, parse_card
-from engine.phh import (
+from openpoker.engine.cards import STANDARD_DECK, parse_card
+from openpoker.engine.phh import (
     Action,
     BringIn,
     CheckCall,

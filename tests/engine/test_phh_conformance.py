@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from pokerkit import HandHistory as PkHandHistory
 
-from pokerctl.__main__ import main
+from openpoker.pokerctl.__main__ import main
 
 CORPUS = Path(__file__).parent / "data" / "phh"
 CORPUS_FILES = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".phh", ".phhs"))

@@ -7,10 +7,10 @@ import typing
 
 import pytest
 
-from engine import hand as H
-from engine import hand_events, phh
-from engine.errors import NotYourTurn
-from engine.phh_replay import history_from_events, plan, replay_history
+from openpoker.engine import hand as H
+from openpoker.engine import hand_events, phh
+from openpoker.engine.errors import NotYourTurn
+from openpoker.engine.phh_replay import history_from_events, plan, replay_history
 from tests.engine.players import VARIANTS, play_random, random_setup
 
 SKIPPED_FOLD = """

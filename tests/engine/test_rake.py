@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from engine.rake import InvalidRakeInput, compute_rake, pots_after_rake, split_rake
-from engine.rules import RakeRules
+from openpoker.engine.rake import InvalidRakeInput, compute_rake, pots_after_rake, split_rake
+from openpoker.engine.rules import RakeRules
 
 # PokerStars $0.50/$1 NL: 5%, caps $1.25 (2 players) / $1.25 (3-4) / $2.75 (5+).
 STARS_50_100 = RakeRules(basis_points=500, caps=((2, 125), (3, 125), (5, 275)))

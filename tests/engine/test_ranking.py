@@ -23,8 +23,8 @@ from pokerkit import Card as PkCard
 from pokerkit import OmahaHoldemHand, ShortDeckHoldemHand, StandardHighHand
 from pokerkit.lookups import Label, ShortDeckHoldemLookup
 
-from engine.cards import SHORT_DECK, STANDARD_DECK, Card, parse_cards
-from engine.ranking import (
+from openpoker.engine.cards import SHORT_DECK, STANDARD_DECK, Card, parse_cards
+from openpoker.engine.ranking import (
     HandCategory,
     HandValue,
     InvalidHand,
@@ -33,7 +33,7 @@ from engine.ranking import (
     evaluate_five,
     ranking_for,
 )
-from engine.rules import Game, Rules, SixPlusRanking, Stakes, Structure, phh_rules
+from openpoker.engine.rules import Game, Rules, SixPlusRanking, Stakes, Structure, phh_rules
 
 STAKES = Stakes.blinds(1, 2)
 HOLDEM = Rules(game=Game.HOLDEM, structure=Structure.NO_LIMIT, stakes=STAKES)
@@ -375,7 +375,7 @@ def test_omaha_matches_best_of_exact_combinations() -> None:
 def test_phevaluator_classes_map_one_to_one_and_in_order() -> None:
     # Our key for each of phevaluator's 7,462 classes (1 = best): strictly decreasing, so the
     # two evaluators agree on the whole standard order, not only on sampled hands.
-    from engine.ranking import _standard_keys
+    from openpoker.engine.ranking import _standard_keys
 
     keys = _standard_keys()
     assert len(keys) == 7463

@@ -13,17 +13,32 @@ from dataclasses import replace
 
 import pytest
 
-from engine import codec, hand
-from engine import table as tbl
-from engine.blinds import NotEnoughPlayers
-from engine.cards import STANDARD_DECK, Card, parse_cards
-from engine.errors import NotYourTurn, RuleViolation
-from engine.hand_events import Act, ActionKind, AllInProtected, Called, Folded, ForcedBetPosted, HandEnded
-from engine.hand_setup import PostKind
-from engine.rules import ButtonRule, BuyInRules, Game, Rules, Stakes, Structure, TimeRules
-from engine.seating import BuyInOutOfRange, Debt, HandInProgress, SeatTaken, SeatView, TopUpOutOfRange
-from engine.table_audit import audit
-from engine.table_events import (
+from openpoker.engine import codec, hand
+from openpoker.engine import table as tbl
+from openpoker.engine.blinds import NotEnoughPlayers
+from openpoker.engine.cards import STANDARD_DECK, Card, parse_cards
+from openpoker.engine.errors import NotYourTurn, RuleViolation
+from openpoker.engine.hand_events import (
+    Act,
+    ActionKind,
+    AllInProtected,
+    Called,
+    Folded,
+    ForcedBetPosted,
+    HandEnded,
+)
+from openpoker.engine.hand_setup import PostKind
+from openpoker.engine.rules import ButtonRule, BuyInRules, Game, Rules, Stakes, Structure, TimeRules
+from openpoker.engine.seating import (
+    BuyInOutOfRange,
+    Debt,
+    HandInProgress,
+    SeatTaken,
+    SeatView,
+    TopUpOutOfRange,
+)
+from openpoker.engine.table_audit import audit
+from openpoker.engine.table_events import (
     DecisionTimedOut,
     Disconnect,
     HandScheduled,
@@ -588,7 +603,7 @@ def test_audit_catches_unowed_posts_and_out_of_turn_actions() -> None:
 
 
 def test_orbit_check_flags_a_player_who_skipped_the_big_blind() -> None:
-    from engine.table_audit import _HandRecord, _orbit_problems
+    from openpoker.engine.table_audit import _HandRecord, _orbit_problems
 
     everyone = frozenset({"a", "b", "c"})
     fair = [

@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from engine import hand
-from engine import table as tbl
-from engine.cards import deck_for_size
-from engine.hand_events import Act, ActionKind, HandEnded
-from engine.rules import Game, Rules, Stakes, Structure
-from engine.table_events import HandScheduled, OpenTable, SitDown, StartHand
+from openpoker.engine import hand
+from openpoker.engine import table as tbl
+from openpoker.engine.cards import deck_for_size
+from openpoker.engine.hand_events import Act, ActionKind, HandEnded
+from openpoker.engine.rules import Game, Rules, Stakes, Structure
+from openpoker.engine.table_events import HandScheduled, OpenTable, SitDown, StartHand
 
 KEPT = 5
 RULES = Rules(game=Game.HOLDEM, structure=Structure.NO_LIMIT, stakes=Stakes.blinds(1, 2), seats=6)

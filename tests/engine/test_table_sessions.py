@@ -15,12 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.hand_events import AllInProtected, Folded
-from engine.hand_setup import PostKind
-from engine.rules import ButtonRule, Game, Rules, Stakes, Structure
-from engine.table_events import DecisionTimedOut, HandScheduled, PlayerLeft, TimeOutOutcome
-from pokerctl.__main__ import main
-from pokerctl.cmd_sim import play_session
+from openpoker.engine.hand_events import AllInProtected, Folded
+from openpoker.engine.hand_setup import PostKind
+from openpoker.engine.rules import ButtonRule, Game, Rules, Stakes, Structure
+from openpoker.engine.table_events import DecisionTimedOut, HandScheduled, PlayerLeft, TimeOutOutcome
+from openpoker.pokerctl.__main__ import main
+from openpoker.pokerctl.cmd_sim import play_session
 
 RING = Rules(game=Game.HOLDEM, structure=Structure.NO_LIMIT, stakes=Stakes.blinds(1, 2), seats=9)
 

@@ -14,19 +14,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import table as tbl
-from engine.cards import deck_for_size
-from engine.hand_events import HandEnded
-from engine.rules import Game, Rules, Stakes, Structure
-from engine.seating import HandInProgress
-from engine.table_events import (
+from openpoker.engine import table as tbl
+from openpoker.engine.cards import deck_for_size
+from openpoker.engine.hand_events import HandEnded
+from openpoker.engine.rules import Game, Rules, Stakes, Structure
+from openpoker.engine.seating import HandInProgress
+from openpoker.engine.table_events import (
     OpenTable,
     PlayerDisconnected,
     PlayerLeft,
     SitDown,
     StartHand,
 )
-from pokerctl.cmd_sim import play_session
+from openpoker.pokerctl.cmd_sim import play_session
 
 
 def _round_trip(state: tbl.TableState) -> tbl.TableState:

@@ -7,11 +7,11 @@ import datetime as dt
 
 import pytest
 
-from eventstore import GENESIS, Draft, Envelope, RecordedEvent, seal, verify_chain
-from eventstore.chain import canonical_bytes, compute_hash
-from eventstore.codec import decode, encode
-from eventstore.lease import should_give_up
-from eventstore.subjects import PARTITIONS, partition_of, table_subject
+from openpoker.eventstore import GENESIS, Draft, Envelope, RecordedEvent, seal, verify_chain
+from openpoker.eventstore.chain import canonical_bytes, compute_hash
+from openpoker.eventstore.codec import decode, encode
+from openpoker.eventstore.lease import should_give_up
+from openpoker.eventstore.subjects import PARTITIONS, partition_of, table_subject
 
 T0 = dt.datetime(2026, 11, 22, 3, 0, 0, 123456, tzinfo=dt.UTC)
 

@@ -14,8 +14,8 @@ import pytest
 from nats.js import JetStreamContext, api
 from nats.js.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 
-from eventstore.errors import StreamSettingsMismatch
-from eventstore.streams import CREATE_ATTEMPTS, TABLE_EVENTS, ensure_stream
+from openpoker.eventstore.errors import StreamSettingsMismatch
+from openpoker.eventstore.streams import CREATE_ATTEMPTS, TABLE_EVENTS, ensure_stream
 
 
 @dataclass

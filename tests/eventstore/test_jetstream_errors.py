@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from eventstore.appending import CONFLICT_CODES
-from eventstore.jetstream import _actual_sequence
+from openpoker.eventstore.appending import CONFLICT_CODES
+from openpoker.eventstore.jetstream import _actual_sequence
 
 
 def test_conflict_codes() -> None:

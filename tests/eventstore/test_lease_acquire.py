@@ -14,7 +14,7 @@ import pytest
 from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
-from eventstore.lease import LeaseHeld, LeaseKeeper
+from openpoker.eventstore.lease import LeaseHeld, LeaseKeeper
 
 
 @dataclass

@@ -7,15 +7,15 @@ import uuid
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
-from poker.wallet.v1 import wallet_service_pb2 as wpb
-from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
-from services.table.config import TableConfig
-from services.table.server import TableServer
-from services.table.server import start as start_table
-from services.wallet.config import WalletConfig
-from services.wallet.server import WalletServer
-from services.wallet.server import start as start_wallet
-from shell.client import channel
+from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
+from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
+from openpoker.services.table.config import TableConfig
+from openpoker.services.table.server import TableServer
+from openpoker.services.table.server import start as start_table
+from openpoker.services.wallet.config import WalletConfig
+from openpoker.services.wallet.server import WalletServer
+from openpoker.services.wallet.server import start as start_wallet
+from openpoker.shell.client import channel
 
 CASHIER = (("x-caller", "cashier"),)
 

@@ -13,7 +13,7 @@ import pytest
 from nats.aio.client import Client as Nats
 from nats.js.errors import APIError, BadRequestError, NoStreamResponseError
 
-from eventstore.acks import AckInbox
+from openpoker.eventstore.acks import AckInbox
 
 STREAM = "ACKS"
 

@@ -19,7 +19,7 @@ import nats
 import pytest
 from nats.js.errors import NoStreamResponseError
 
-from eventstore import (
+from openpoker.eventstore import (
     GENESIS,
     AppendUnresolved,
     ConcurrencyConflict,
@@ -31,10 +31,10 @@ from eventstore import (
     seal,
     verify_chain,
 )
-from eventstore.jetstream import JetStreamEventStore
-from eventstore.memory import InMemoryEventStore
-from eventstore.streams import TABLE_EVENTS, TABLE_SNAPSHOTS, ensure_stream
-from eventstore.subjects import table_subject
+from openpoker.eventstore.jetstream import JetStreamEventStore
+from openpoker.eventstore.memory import InMemoryEventStore
+from openpoker.eventstore.streams import TABLE_EVENTS, TABLE_SNAPSHOTS, ensure_stream
+from openpoker.eventstore.subjects import table_subject
 
 T0 = dt.datetime(2026, 11, 22, 3, 0, tzinfo=dt.UTC)
 

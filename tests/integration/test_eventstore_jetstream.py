@@ -13,11 +13,11 @@ from nats.aio.client import Client
 from nats.js import api
 from nats.js.errors import APIError, NoStreamResponseError
 
-from eventstore.envelope import Snapshot
-from eventstore.errors import StreamSettingsMismatch
-from eventstore.jetstream import JetStreamEventStore
-from eventstore.lease import LeaseHeld, LeaseKeeper
-from eventstore.streams import (
+from openpoker.eventstore.envelope import Snapshot
+from openpoker.eventstore.errors import StreamSettingsMismatch
+from openpoker.eventstore.jetstream import JetStreamEventStore
+from openpoker.eventstore.lease import LeaseHeld, LeaseKeeper
+from openpoker.eventstore.streams import (
     LEASES,
     TABLE_EVENTS,
     TABLE_SNAPSHOTS,
@@ -25,8 +25,8 @@ from eventstore.streams import (
     ensure_bucket,
     ensure_stream,
 )
-from eventstore.subjects import partition_lease_key
-from shell.natsproc import NatsServer, free_port
+from openpoker.eventstore.subjects import partition_lease_key
+from openpoker.shell.natsproc import NatsServer, free_port
 
 
 @pytest.fixture

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from pokerctl import local
-from pokerctl.local import LocalSystem, StartError, existing_services
-from shell import childproc
-from shell.client import health_status, reflected_services
+from openpoker.pokerctl import local
+from openpoker.pokerctl.local import LocalSystem, StartError, existing_services
+from openpoker.shell import childproc
+from openpoker.shell.client import health_status, reflected_services
 
 LINE = re.compile(r"^(?P<name>\w+)\s+(?P<address>127\.0\.0\.1:\d+)\s+SERVING\s+pid (?P<pid>\d+)")
 NATS_LINE = re.compile(r"^nats\s+nats://127\.0\.0\.1:\d+\s+pid (?P<pid>\d+)")
@@ -36,7 +36,7 @@ async def test_up_starts_every_service_healthy_and_stops_cleanly(tmp_path: Path)
     up = [
         sys.executable,
         "-m",
-        "pokerctl",
+        "openpoker.pokerctl",
         "up",
         "--data-dir",
         str(tmp_path / "data"),

@@ -11,15 +11,15 @@ import nats
 import pytest
 from nats.aio.client import Client
 
-from eventstore.jetstream import JetStreamEventStore
-from eventstore.streams import TABLE_EVENTS, ensure_stream
-from poker.rng.v1 import rng_service_pb2 as pb
-from poker.rng.v1 import rng_service_pb2_grpc as pb_grpc
-from services.rng.config import RngConfig
-from services.rng.server import RngServer, start
-from services.rng.store import JetStreamShuffleStore
-from shell.client import channel, rich_error
-from shuffle import derive_deck
+from openpoker.api.rng.v1 import rng_service_pb2 as pb
+from openpoker.api.rng.v1 import rng_service_pb2_grpc as pb_grpc
+from openpoker.eventstore.jetstream import JetStreamEventStore
+from openpoker.eventstore.streams import TABLE_EVENTS, ensure_stream
+from openpoker.services.rng.config import RngConfig
+from openpoker.services.rng.server import RngServer, start
+from openpoker.services.rng.store import JetStreamShuffleStore
+from openpoker.shell.client import channel, rich_error
+from openpoker.shuffle import derive_deck
 from tests.services.rng.tablelog import TableWriter
 
 pytestmark = pytest.mark.integration

@@ -12,15 +12,15 @@ from typing import Any
 import nats
 import pytest
 
-from eventstore.jetstream import JetStreamEventStore
-from eventstore.subjects import partition_of, table_subject
-from poker.table.v1 import table_service_pb2_grpc as pb_grpc
-from poker.wallet.v1 import wallet_service_pb2 as wpb
-from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
-from services.table.events import OwnerChanged
-from services.table.store import decode_events
-from services.wallet.server import WalletServer
-from shell.client import channel
+from openpoker.api.table.v1 import table_service_pb2_grpc as pb_grpc
+from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
+from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
+from openpoker.eventstore.jetstream import JetStreamEventStore
+from openpoker.eventstore.subjects import partition_of, table_subject
+from openpoker.services.table.events import OwnerChanged
+from openpoker.services.table.store import decode_events
+from openpoker.services.wallet.server import WalletServer
+from openpoker.shell.client import channel
 from tests.integration.table_system import balance, funded_wallet, table_service
 from tests.services.table.helpers import create, join
 

@@ -9,18 +9,18 @@ import grpc
 import nats
 import pytest
 
-from eventstore.jetstream import JetStreamEventStore
-from eventstore.streams import LEASES
-from eventstore.subjects import PARTITIONS, partition_lease_key, partition_of, table_subject
-from poker.table.v1 import table_service_pb2 as pb
-from poker.table.v1 import table_service_pb2_grpc as pb_grpc
-from services.dealer.audit import JetStreamAudit
-from services.dealer.ports import Reveal
-from services.table.events import OwnerChanged
-from services.table.model import LogEvent
-from services.table.store import decode_events
-from services.wallet.server import WalletServer
-from shell.client import channel, rich_error
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.api.table.v1 import table_service_pb2_grpc as pb_grpc
+from openpoker.eventstore.jetstream import JetStreamEventStore
+from openpoker.eventstore.streams import LEASES
+from openpoker.eventstore.subjects import PARTITIONS, partition_lease_key, partition_of, table_subject
+from openpoker.services.dealer.audit import JetStreamAudit
+from openpoker.services.dealer.ports import Reveal
+from openpoker.services.table.events import OwnerChanged
+from openpoker.services.table.model import LogEvent
+from openpoker.services.table.store import decode_events
+from openpoker.services.wallet.server import WalletServer
+from openpoker.shell.client import channel, rich_error
 from tests.integration.table_system import balance, funded_wallet, table_service
 from tests.services.table.helpers import act, create, join, rid, start_hand, to_act
 

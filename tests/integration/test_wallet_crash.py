@@ -29,15 +29,15 @@ import grpc
 import nats
 import pytest
 
-from engine.rake import compute_rake
-from engine.rules import RakeRules
-from eventstore.jetstream import JetStreamEventStore
-from poker.wallet.v1 import wallet_service_pb2 as pb
-from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
-from pokerctl.cmd_ledger import audit_live
-from services.wallet.store import SUBJECT
-from shell import childproc
-from shell.client import channel
+from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
+from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
+from openpoker.engine.rake import compute_rake
+from openpoker.engine.rules import RakeRules
+from openpoker.eventstore.jetstream import JetStreamEventStore
+from openpoker.pokerctl.cmd_ledger import audit_live
+from openpoker.services.wallet.store import SUBJECT
+from openpoker.shell import childproc
+from openpoker.shell.client import channel
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -70,7 +70,7 @@ class WalletProcess:
             "POKER_WALLET_PORT": str(port),
             "POKER_WALLET_SNAPSHOT_EVERY": "5",
             "POKER_GRACE_SECONDS": "0",
-            "PYTHONPATH": os.pathsep.join(str(ROOT / p) for p in (".", "libs", "gen")),
+            "PYTHONPATH": os.pathsep.join(str(ROOT / p) for p in (".", "src")),
         }
         self.process: subprocess.Popen[bytes] | None = None
         self.starts = 0
@@ -79,7 +79,7 @@ class WalletProcess:
         assert self.process is None
         with self.log.open("ab") as out:
             self.process = childproc.popen(  # dies with this test process
-                [sys.executable, "-m", "services.wallet"],
+                [sys.executable, "-m", "openpoker.services.wallet"],
                 cwd=ROOT,
                 env=self.env,
                 stdout=out,

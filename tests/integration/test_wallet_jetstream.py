@@ -9,19 +9,19 @@ import json
 import nats
 import pytest
 
-from engine.rules import RakeRules
-from eventstore import ConcurrencyConflict
-from pokerctl.__main__ import main as pokerctl
-from pokerctl.cmd_ledger import audit_live
-from services.wallet import accounts
-from services.wallet.app import WalletApp
-from services.wallet.codec import encode_state
-from services.wallet.commands import BuyIn, Deposit, OpenHand, PlayerAmount, SettleHand, VoidHand
-from services.wallet.events import TransfersCommitted
-from services.wallet.server import open_store
-from services.wallet.store import Position
-from services.wallet.transfers import Phase, TransferCode, TransferRecord
-from shell.natsproc import NatsServer
+from openpoker.engine.rules import RakeRules
+from openpoker.eventstore import ConcurrencyConflict
+from openpoker.pokerctl.__main__ import main as pokerctl
+from openpoker.pokerctl.cmd_ledger import audit_live
+from openpoker.services.wallet import accounts
+from openpoker.services.wallet.app import WalletApp
+from openpoker.services.wallet.codec import encode_state
+from openpoker.services.wallet.commands import BuyIn, Deposit, OpenHand, PlayerAmount, SettleHand, VoidHand
+from openpoker.services.wallet.events import TransfersCommitted
+from openpoker.services.wallet.server import open_store
+from openpoker.services.wallet.store import Position
+from openpoker.services.wallet.transfers import Phase, TransferCode, TransferRecord
+from openpoker.shell.natsproc import NatsServer
 
 pytestmark = pytest.mark.integration
 

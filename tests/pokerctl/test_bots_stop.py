@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from pokerctl.bots import BotRun, BotStats
+from openpoker.pokerctl.bots import BotRun, BotStats
 
 
 async def test_stop_cancels_again_a_bot_that_swallowed_the_first_cancellation() -> None:

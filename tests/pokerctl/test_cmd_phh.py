@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from pokerkit import HandHistory as PkHandHistory
 
-from pokerctl.__main__ import main
+from openpoker.pokerctl.__main__ import main
 
 EXAMPLE = """variant = "NT"
 ante_trimming_status = true
@@ -157,7 +157,7 @@ def test_installed_command_runs(tmp_path: Path) -> None:
     path = tmp_path / "example.phh"
     path.write_text(EXAMPLE)
     done = subprocess.run(
-        [sys.executable, "-m", "pokerctl", "phh", "replay", "--json", str(path)],
+        [sys.executable, "-m", "openpoker.pokerctl", "phh", "replay", "--json", str(path)],
         capture_output=True,
         text=True,
         timeout=60,

@@ -8,10 +8,10 @@ import os
 
 import pytest
 
-from engine.cards import SHORT_DECK, STANDARD_DECK, parse_card
-from pokerctl.__main__ import main
-from pokerctl.cmd_rng import read_orders, write_raw
-from shuffle import commitment, derive_deck, raw_chunks
+from openpoker.engine.cards import SHORT_DECK, STANDARD_DECK, parse_card
+from openpoker.pokerctl.__main__ import main
+from openpoker.pokerctl.cmd_rng import read_orders, write_raw
+from openpoker.shuffle import commitment, derive_deck, raw_chunks
 
 
 def test_decks_plain(capsys: pytest.CaptureFixture[str]) -> None:
@@ -49,8 +49,8 @@ def test_decks_refuse_when_the_os_source_fails(
 def test_raw_stream_is_per_hand_drbg_output(monkeypatch: pytest.MonkeyPatch) -> None:
     seeds = iter([bytes([i]) * 32 for i in range(1, 10)])
     hands = iter([f"hand-{i}" for i in range(1, 10)])
-    monkeypatch.setattr("pokerctl.cmd_rng.os_seed", lambda: next(seeds))
-    monkeypatch.setattr("pokerctl.cmd_rng._hand_id", lambda: next(hands))
+    monkeypatch.setattr("openpoker.pokerctl.cmd_rng.os_seed", lambda: next(seeds))
+    monkeypatch.setattr("openpoker.pokerctl.cmd_rng._hand_id", lambda: next(hands))
     out = io.BytesIO()
     assert write_raw(out, limit=600) == 600
     expected = b"".join(b"".join(raw_chunks(bytes([i]) * 32, f"hand-{i}", 4)) for i in range(1, 4))[:600]

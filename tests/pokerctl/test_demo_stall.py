@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from poker.dealer.v1 import dealer_service_pb2 as dpb
-from poker.table.v1 import table_service_pb2 as tpb
-from pokerctl.cmd_demo import StallWatch, describe
+from openpoker.api.dealer.v1 import dealer_service_pb2 as dpb
+from openpoker.api.table.v1 import table_service_pb2 as tpb
+from openpoker.pokerctl.cmd_demo import StallWatch, describe
 
 
 class Clock:

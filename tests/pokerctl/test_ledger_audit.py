@@ -11,10 +11,10 @@ from pathlib import Path
 import nats
 import pytest
 
-from pokerctl.__main__ import main
-from services.wallet.app import WalletApp
-from services.wallet.commands import Deposit
-from services.wallet.server import open_store
+from openpoker.pokerctl.__main__ import main
+from openpoker.services.wallet.app import WalletApp
+from openpoker.services.wallet.commands import Deposit
+from openpoker.services.wallet.server import open_store
 
 
 def _closed_port() -> int:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from poker.table.v1 import table_service_pb2 as tpb
-from pokerctl.cmd_demo import percentile, table_plan
-from pokerctl.cmd_watch import describe_action, render
+from openpoker.api.table.v1 import table_service_pb2 as tpb
+from openpoker.pokerctl.cmd_demo import percentile, table_plan
+from openpoker.pokerctl.cmd_watch import describe_action, render
 
 
 def table() -> tpb.Table:

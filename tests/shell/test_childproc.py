@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from shell import childproc
+from openpoker.shell import childproc
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux")
 
@@ -26,8 +26,8 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR
 PARENT = textwrap.dedent(
     """
     import sys, threading, time
-    from shell import childproc
-    from shell.natsproc import NatsServer
+    from openpoker.shell import childproc
+    from openpoker.shell.natsproc import NatsServer
 
     data_dir, how = sys.argv[1], sys.argv[2]
     pids = []
@@ -54,7 +54,7 @@ PARENT = textwrap.dedent(
     elif how == "local-system":  # the e2e harness (and pokerctl up): nats and a service
         import asyncio
         from pathlib import Path
-        from pokerctl.local import LocalSystem
+        from openpoker.pokerctl.local import LocalSystem
 
         system = LocalSystem(data_dir=Path(data_dir), free_ports=True, services=("rng",))
         asyncio.run(system.start())

@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from shell.config import (
+from openpoker.shell.config import (
     DEFAULT_PORTS,
     ConfigError,
     ShellConfig,

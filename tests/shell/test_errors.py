@@ -6,8 +6,8 @@ import grpc
 import pytest
 from google.rpc.error_details_pb2 import ErrorInfo
 
-from engine.errors import EngineError, InvalidCard, RuleViolation
-from shell.errors import (
+from openpoker.engine.errors import EngineError, InvalidCard, RuleViolation
+from openpoker.shell.errors import (
     Aborted,
     FailedPrecondition,
     NotFound,

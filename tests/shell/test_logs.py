@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 import structlog
 
-from shell.config import ShellConfig
-from shell.logs import bind, configure_logging, debug_enabled, get_logger
+from openpoker.shell.config import ShellConfig
+from openpoker.shell.logs import bind, configure_logging, debug_enabled, get_logger
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 import nats
 import pytest
 
-from shell.natsproc import NatsCluster, NatsServer, NatsServerError
+from openpoker.shell.natsproc import NatsCluster, NatsServer, NatsServerError
 
 
 def _alive(pid: int) -> bool:

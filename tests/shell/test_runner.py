@@ -10,7 +10,7 @@ import textwrap
 SCRIPT = textwrap.dedent(
     """
     import asyncio, sys
-    from shell.runner import run
+    from openpoker.shell.runner import run
 
     async def main(stop):
         print("ready", flush=True)

@@ -19,13 +19,13 @@ from grpc import aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from engine.errors import RuleViolation
-from poker.table.v1 import table_service_pb2 as tpb
-from shell.client import channel, rich_error
-from shell.config import ShellConfig
-from shell.deadlines import remaining
-from shell.interceptor import request_ids
-from shell.server import RunningServer, ServiceSpec, start_server
+from openpoker.api.table.v1 import table_service_pb2 as tpb
+from openpoker.engine.errors import RuleViolation
+from openpoker.shell.client import channel, rich_error
+from openpoker.shell.config import ShellConfig
+from openpoker.shell.deadlines import remaining
+from openpoker.shell.interceptor import request_ids
+from openpoker.shell.server import RunningServer, ServiceSpec, start_server
 
 SERVICE = "test.v1.ProbeService"
 
@@ -255,7 +255,7 @@ async def test_graceful_stop_finishes_in_flight_calls_and_refuses_new_ones() -> 
 def test_generated_registrations_reach_the_server_as_generic_handlers_only() -> None:
     """Generated ``add_*_to_server`` functions add each method as a generic handler and as a
     registered method; the shell passes on the generic one only (see ``shell.server``)."""
-    from shell.server import _GenericOnly
+    from openpoker.shell.server import _GenericOnly
 
     calls: list[tuple[str, object]] = []
 

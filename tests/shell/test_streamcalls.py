@@ -15,11 +15,11 @@ from google.rpc import status_pb2
 from google.rpc.error_details_pb2 import ErrorInfo
 from grpc import aio
 
-from poker.table.v1 import table_service_pb2 as pb
-from shell.client import channel, rich_error
-from shell.config import ShellConfig
-from shell.server import RunningServer, ServiceSpec, start_server
-from shell.streamcalls import StreamedCalls, result_of, stream_error
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.shell.client import channel, rich_error
+from openpoker.shell.config import ShellConfig
+from openpoker.shell.server import RunningServer, ServiceSpec, start_server
+from openpoker.shell.streamcalls import StreamedCalls, result_of, stream_error
 
 SERVICE = "test.v1.Answers"
 STREAMS_OPENED: list[int] = []

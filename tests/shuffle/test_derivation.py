@@ -6,8 +6,8 @@ import hashlib
 
 import pytest
 
-from engine.cards import SHORT_DECK, STANDARD_DECK, Card, parse_card
-from shuffle import (
+from openpoker.engine.cards import SHORT_DECK, STANDARD_DECK, Card, parse_card
+from openpoker.shuffle import (
     V1,
     BadDeckSize,
     BadHandId,

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import pytest
 
-from shuffle.drbg import MAX_BYTES_PER_REQUEST, HmacDrbg
-from shuffle.errors import DrbgError
+from openpoker.shuffle.drbg import MAX_BYTES_PER_REQUEST, HmacDrbg
+from openpoker.shuffle.errors import DrbgError
 
 NO_RESEED = [
     # (name, entropy || nonce, personalization, additional 1, additional 2, returned bits)

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from engine.cards import parse_card
-from shuffle import (
+from openpoker.engine.cards import parse_card
+from openpoker.shuffle import (
     V1,
     Check,
     DealtCard,

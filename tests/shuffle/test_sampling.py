@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from shuffle.drbg import HmacDrbg
-from shuffle.errors import BadRange
-from shuffle.sampling import WordStream, fisher_yates, map_word, uniform_below
+from openpoker.shuffle.drbg import HmacDrbg
+from openpoker.shuffle.errors import BadRange
+from openpoker.shuffle.sampling import WordStream, fisher_yates, map_word, uniform_below
 
 
 @pytest.mark.parametrize("bits", [8, 16])

@@ -6,7 +6,8 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SHUFFLE_PATH = [*sorted((ROOT / "libs/shuffle").glob("*.py")), *sorted((ROOT / "services/rng").glob("*.py"))]
+SRC = ROOT / "src" / "openpoker"
+SHUFFLE_PATH = [*sorted((SRC / "shuffle").glob("*.py")), *sorted((SRC / "services" / "rng").glob("*.py"))]
 # Modules where raw DRBG words exist: a modulo may only appear inside map_word.
 WORD_MODULES = {"sampling.py", "drbg.py", "derivation.py", "record.py"}
 

@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from shuffle import derive_order, fisher_yates, open_drbg
-from shuffle.battery import Battery
-from shuffle.sampling import WordStream
-from shuffle.stats import ChiSquare
+from openpoker.shuffle import derive_order, fisher_yates, open_drbg
+from openpoker.shuffle.battery import Battery
+from openpoker.shuffle.sampling import WordStream
+from openpoker.shuffle.stats import ChiSquare
 
 ALPHA = 0.01
 CI_DECKS_52 = 200_000

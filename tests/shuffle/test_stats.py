@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from engine.cards import parse_card
-from shuffle.battery import FIVE_CARD_COUNTS, Battery, five_card_category
-from shuffle.stats import chi2_sf, gamma_q, goodness_of_fit, independence, pooled_fit, uniform_fit
+from openpoker.engine.cards import parse_card
+from openpoker.shuffle.battery import FIVE_CARD_COUNTS, Battery, five_card_category
+from openpoker.shuffle.stats import chi2_sf, gamma_q, goodness_of_fit, independence, pooled_fit, uniform_fit
 
 
 @pytest.mark.parametrize("x", [0.0, 0.01, 0.5, 1.0, 3.84, 6.63, 20.0, 80.0])

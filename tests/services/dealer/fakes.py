@@ -17,15 +17,23 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from engine import codec, hand
-from engine import table as engine_table
-from engine.cards import parse_card
-from engine.hand_events import Act, ActionKind, HandEnded
-from engine.rules import RakeRules, Rules
-from engine.table_events import Disconnect, HandScheduled, OpenTable, Reconnect, SitDown, StartHand, TimeOut
-from eventstore.envelope import Envelope, RecordedEvent
-from services.dealer.ports import CallFailed, Shuffled
-from shuffle import CURRENT_VERSION, commitment, derive_deck
+from openpoker.engine import codec, hand
+from openpoker.engine import table as engine_table
+from openpoker.engine.cards import parse_card
+from openpoker.engine.hand_events import Act, ActionKind, HandEnded
+from openpoker.engine.rules import RakeRules, Rules
+from openpoker.engine.table_events import (
+    Disconnect,
+    HandScheduled,
+    OpenTable,
+    Reconnect,
+    SitDown,
+    StartHand,
+    TimeOut,
+)
+from openpoker.eventstore.envelope import Envelope, RecordedEvent
+from openpoker.services.dealer.ports import CallFailed, Shuffled
+from openpoker.shuffle import CURRENT_VERSION, commitment, derive_deck
 
 Apply = Callable[[str, Envelope, int], None]
 
@@ -226,7 +234,7 @@ class FakeTable:
 
 
 def log_events(table: FakeTable, table_id: str) -> list[object]:
-    from services.dealer.tracker import decode_event
+    from openpoker.services.dealer.tracker import decode_event
 
     out: list[object] = []
     for tid, env in table.envelopes:

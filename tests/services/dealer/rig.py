@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from engine import hand
-from engine.hand_events import ActionKind
-from engine.rules import Game, RakeRules, Rules, Stakes, Structure, TimeRules
-from eventstore.envelope import Envelope
-from services.dealer.app import DealerApp, DealerSettings
-from services.dealer.audit import InMemoryAudit
+from openpoker.engine import hand
+from openpoker.engine.hand_events import ActionKind
+from openpoker.engine.rules import Game, RakeRules, Rules, Stakes, Structure, TimeRules
+from openpoker.eventstore.envelope import Envelope
+from openpoker.services.dealer.app import DealerApp, DealerSettings
+from openpoker.services.dealer.audit import InMemoryAudit
 from tests.services.dealer.fakes import FakeRng, FakeTable, FakeWallet, seat_to_act
 
 FAST = TimeRules(decision_ms=20, countdown_ms=20, reconnect_extra_ms=20)

@@ -8,13 +8,13 @@ import contextlib
 
 import pytest
 
-from engine import table as engine_table
-from engine.hand_events import ActionKind, HandStarted
-from engine.rules import RakeRules, Stakes
-from services.dealer import ids
-from services.dealer.app import HandFinished, UnknownHand
-from services.dealer.tracker import HAND_VOIDED
-from shuffle import ShuffleRecord, dealt_from_top, verify_record
+from openpoker.engine import table as engine_table
+from openpoker.engine.hand_events import ActionKind, HandStarted
+from openpoker.engine.rules import RakeRules, Stakes
+from openpoker.services.dealer import ids
+from openpoker.services.dealer.app import HandFinished, UnknownHand
+from openpoker.services.dealer.tracker import HAND_VOIDED
+from openpoker.shuffle import ShuffleRecord, dealt_from_top, verify_record
 from tests.services.dealer.fakes import failed, log_events, seat_to_act, table_stacks
 from tests.services.dealer.rig import SLOW, Rig, calling_station, rules, until
 

@@ -10,14 +10,14 @@ from typing import Any
 import grpc
 import pytest
 
-from poker.dealer.v1 import dealer_service_pb2 as pb
-from poker.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
-from services.dealer import ids
-from services.dealer.handlers import DealerServicer
-from services.dealer.server import spec
-from shell.client import channel, rich_error
-from shell.config import ShellConfig
-from shell.server import start_server
+from openpoker.api.dealer.v1 import dealer_service_pb2 as pb
+from openpoker.api.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
+from openpoker.services.dealer import ids
+from openpoker.services.dealer.handlers import DealerServicer
+from openpoker.services.dealer.server import spec
+from openpoker.shell.client import channel, rich_error
+from openpoker.shell.config import ShellConfig
+from openpoker.shell.server import start_server
 from tests.services.dealer.rig import SLOW, Rig, rules, until
 
 

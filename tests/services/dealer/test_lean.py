@@ -11,13 +11,13 @@ import uuid
 import pytest
 from nats.aio.msg import Msg
 
-from engine import codec
-from engine import table as engine_table
-from engine.hand_events import ActionKind, Checked
-from eventstore.envelope import RecordedEvent
-from services.dealer import ids
-from services.dealer.feed import stream_sequence
-from services.dealer.tracker import TableTrack, decode_event
+from openpoker.engine import codec
+from openpoker.engine import table as engine_table
+from openpoker.engine.hand_events import ActionKind, Checked
+from openpoker.eventstore.envelope import RecordedEvent
+from openpoker.services.dealer import ids
+from openpoker.services.dealer.feed import stream_sequence
+from openpoker.services.dealer.tracker import TableTrack, decode_event
 from tests.services.dealer.fakes import seat_to_act
 from tests.services.dealer.rig import FAST, SLOW, Rig, rules, until
 

@@ -12,16 +12,16 @@ import asyncio
 import datetime as dt
 import itertools
 
-from engine.rules import TimeRules
-from engine.table_events import (
+from openpoker.engine.rules import TimeRules
+from openpoker.engine.table_events import (
     DecisionTimedOut,
     PlayerDisconnected,
     PlayerReconnected,
     TimeOutOutcome,
 )
-from services.dealer.app import DealerSettings
-from services.dealer.presence import Hearing, PresenceBook
-from services.table.presence import PresenceReport
+from openpoker.services.dealer.app import DealerSettings
+from openpoker.services.dealer.presence import Hearing, PresenceBook
+from openpoker.services.table.presence import PresenceReport
 from tests.services.dealer.fakes import FakeTable, failed, log_events, seat_to_act
 from tests.services.dealer.rig import SLOW, Rig, rules, until
 

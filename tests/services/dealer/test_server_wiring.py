@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from services.dealer.config import DealerConfig
-from services.dealer.server import SERVICE_NAME, start
-from shell.client import health_status, reflected_services
+from openpoker.services.dealer.config import DealerConfig
+from openpoker.services.dealer.server import SERVICE_NAME, start
+from openpoker.shell.client import health_status, reflected_services
 
 
 async def test_serving_and_reflected(nats_url: str) -> None:

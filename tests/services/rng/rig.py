@@ -7,16 +7,16 @@ from dataclasses import dataclass
 
 from grpc import aio
 
-from poker.rng.v1 import rng_service_pb2_grpc as pb_grpc
-from services.rng.app import RngApp
-from services.rng.entropy import os_seed
-from services.rng.handlog import InMemoryHandLog
-from services.rng.sealing import SeedSealer
-from services.rng.server import spec
-from services.rng.store import InMemoryShuffleStore, ShuffleStore
-from shell.client import channel
-from shell.config import ShellConfig
-from shell.server import start_server
+from openpoker.api.rng.v1 import rng_service_pb2_grpc as pb_grpc
+from openpoker.services.rng.app import RngApp
+from openpoker.services.rng.entropy import os_seed
+from openpoker.services.rng.handlog import InMemoryHandLog
+from openpoker.services.rng.sealing import SeedSealer
+from openpoker.services.rng.server import spec
+from openpoker.services.rng.store import InMemoryShuffleStore, ShuffleStore
+from openpoker.shell.client import channel
+from openpoker.shell.config import ShellConfig
+from openpoker.shell.server import start_server
 
 KEY = bytes(range(100, 132))
 

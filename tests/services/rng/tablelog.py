@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from eventstore.writer import SealedWriter
+from openpoker.eventstore.writer import SealedWriter
 
 
 class TableWriter(SealedWriter):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from eventstore.envelope import StoredEnvelope
-from eventstore.memory import InMemoryEventStore
-from services.rng.handlog import EventLogHandLog
+from openpoker.eventstore.envelope import StoredEnvelope
+from openpoker.eventstore.memory import InMemoryEventStore
+from openpoker.services.rng.handlog import EventLogHandLog
 from tests.services.rng.tablelog import TableWriter
 
 

@@ -10,13 +10,13 @@ import grpc
 import pytest
 import structlog
 
-from poker.rng.v1 import rng_service_pb2 as pb
-from services.rng.config import RngConfig
-from services.rng.errors import SeedUnsealable
-from services.rng.sealing import SeedSealer, associated_data
-from services.rng.store import InMemoryShuffleStore, decode, encode
-from shell.config import ConfigError, ShellConfig
-from shell.logs import configure_logging
+from openpoker.api.rng.v1 import rng_service_pb2 as pb
+from openpoker.services.rng.config import RngConfig
+from openpoker.services.rng.errors import SeedUnsealable
+from openpoker.services.rng.sealing import SeedSealer, associated_data
+from openpoker.services.rng.store import InMemoryShuffleStore, decode, encode
+from openpoker.shell.config import ConfigError, ShellConfig
+from openpoker.shell.logs import configure_logging
 from tests.services.rng.rig import KEY, caller, dealer, start_rig
 
 
@@ -131,7 +131,7 @@ async def test_a_tampered_store_record_is_data_loss() -> None:
 
 def test_store_codec_round_trip() -> None:
     sealer = SeedSealer(KEY, "k1")
-    from services.rng.store import StoredShuffle
+    from openpoker.services.rng.store import StoredShuffle
 
     record = StoredShuffle(
         version="openpoker-shuffle-v1",

@@ -10,13 +10,13 @@ from functools import partial
 import grpc
 import pytest
 
-from poker.rng.v1 import rng_service_pb2 as pb
-from services.rng import entropy
-from services.rng.errors import EntropyUnavailable
-from services.rng.sealing import SeedSealer, associated_data
-from services.rng.store import InMemoryShuffleStore, StoredShuffle
-from shell.client import rich_error
-from shuffle import canonical_deck, commitment, derive_deck
+from openpoker.api.rng.v1 import rng_service_pb2 as pb
+from openpoker.services.rng import entropy
+from openpoker.services.rng.errors import EntropyUnavailable
+from openpoker.services.rng.sealing import SeedSealer, associated_data
+from openpoker.services.rng.store import InMemoryShuffleStore, StoredShuffle
+from openpoker.shell.client import rich_error
+from openpoker.shuffle import canonical_deck, commitment, derive_deck
 from tests.services.rng.rig import KEY, Rig, caller, dealer, start_rig
 
 

@@ -11,18 +11,18 @@ from typing import Any
 
 import grpc
 
-from engine.cards import STANDARD_DECK, Card
-from poker.table.v1 import table_service_pb2 as pb
-from poker.table.v1 import table_service_pb2_grpc as pb_grpc
-from services.table.app import TableApp
-from services.table.handlers import TableServicer
-from services.table.ownership import Ownership, StaticOwnership
-from services.table.server import spec
-from services.table.store import MemoryTableEvents, TableStore
-from services.table.wallet import Escrow, WalletRefused
-from shell.client import channel
-from shell.config import ShellConfig
-from shell.server import RunningServer, start_server
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.api.table.v1 import table_service_pb2_grpc as pb_grpc
+from openpoker.engine.cards import STANDARD_DECK, Card
+from openpoker.services.table.app import TableApp
+from openpoker.services.table.handlers import TableServicer
+from openpoker.services.table.ownership import Ownership, StaticOwnership
+from openpoker.services.table.server import spec
+from openpoker.services.table.store import MemoryTableEvents, TableStore
+from openpoker.services.table.wallet import Escrow, WalletRefused
+from openpoker.shell.client import channel
+from openpoker.shell.config import ShellConfig
+from openpoker.shell.server import RunningServer, start_server
 
 DEALER = (("x-caller", "dealer"),)
 

@@ -12,10 +12,10 @@ from typing import Any
 import grpc
 import pytest
 
-from poker.table.v1 import table_service_pb2 as pb
-from services.table.handlers import MAX_BATCH
-from shell.client import rich_error
-from shell.streamcalls import BatchedCalls, stream_error
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.services.table.handlers import MAX_BATCH
+from openpoker.shell.client import rich_error
+from openpoker.shell.streamcalls import BatchedCalls, stream_error
 from tests.services.table.helpers import Running, create, join, rid, serving, start_hand, to_act
 
 TABLES = ("t1", "t2")

@@ -12,9 +12,9 @@ import structlog
 import structlog.testing
 from google.rpc import status_pb2
 
-from poker.table.v1 import table_service_pb2 as pb
-from shell.client import rich_error
-from shell.streamcalls import StreamedCalls, stream_error
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.shell.client import rich_error
+from openpoker.shell.streamcalls import StreamedCalls, stream_error
 from tests.services.table.helpers import (
     Running,
     create,

@@ -10,19 +10,19 @@ from collections.abc import AsyncIterator, Callable
 import grpc
 import pytest
 
-from poker.table.v1 import table_service_pb2 as pb
-from poker.table.v1 import table_service_pb2_grpc as pb_grpc
-from services.table import retrying
-from services.table.app import TableApp
-from services.table.handlers import TableServicer
-from services.table.ownership import Ownership, PartitionHeld, StaticOwnership
-from services.table.reconcile import RETURN_PREFIX
-from services.table.server import spec
-from services.table.store import MemoryTableEvents, TableStore
-from services.table.wallet import WalletRefused
-from shell.client import channel
-from shell.config import ShellConfig
-from shell.server import start_server
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.api.table.v1 import table_service_pb2_grpc as pb_grpc
+from openpoker.services.table import retrying
+from openpoker.services.table.app import TableApp
+from openpoker.services.table.handlers import TableServicer
+from openpoker.services.table.ownership import Ownership, PartitionHeld, StaticOwnership
+from openpoker.services.table.reconcile import RETURN_PREFIX
+from openpoker.services.table.server import spec
+from openpoker.services.table.store import MemoryTableEvents, TableStore
+from openpoker.services.table.wallet import WalletRefused
+from openpoker.shell.client import channel
+from openpoker.shell.config import ShellConfig
+from openpoker.shell.server import start_server
 from tests.services.table.helpers import FakeWallet, Running, SlowWallet, create, join, rid
 
 

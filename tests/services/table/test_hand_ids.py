@@ -12,15 +12,15 @@ from collections.abc import AsyncGenerator
 import grpc
 import pytest
 
-from engine import table as tbl
-from eventstore.envelope import StoredEnvelope
-from poker.table.v1 import table_service_pb2 as pb
-from services.table import model as table_model
-from services.table import snapshot
-from services.table.model import HandRecord
-from services.table.ownership import StaticOwnership
-from services.table.store import MemoryTableEvents
-from shell.client import RichError, rich_error
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.engine import table as tbl
+from openpoker.eventstore.envelope import StoredEnvelope
+from openpoker.services.table import model as table_model
+from openpoker.services.table import snapshot
+from openpoker.services.table.model import HandRecord
+from openpoker.services.table.ownership import StaticOwnership
+from openpoker.services.table.store import MemoryTableEvents
+from openpoker.shell.client import RichError, rich_error
 from tests.services.table.helpers import DEALER, FakeWallet, Running, create, join, rid, serve, start_hand
 from tests.services.table.test_hand_window import Folded, play_hand
 

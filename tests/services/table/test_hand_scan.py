@@ -7,11 +7,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from engine.cards import STANDARD_DECK
-from poker.table.v1 import table_service_pb2 as pb
-from services.table import mapping
-from services.table.model import ActionEntry, HandLogScan, TableModel, actions
-from services.table.store import MemoryTableEvents
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.engine.cards import STANDARD_DECK
+from openpoker.services.table import mapping
+from openpoker.services.table.model import ActionEntry, HandLogScan, TableModel, actions
+from openpoker.services.table.store import MemoryTableEvents
 from tests.services.table.helpers import DEALER, FakeWallet, act, create, join, rid, serve, start_hand
 
 PLAYERS = ("ann", "bob", "cat")

@@ -11,19 +11,19 @@ from dataclasses import replace
 import grpc
 import pytest
 
-from engine import hand
-from engine import table as tbl
-from engine.cards import STANDARD_DECK
-from engine.errors import NothingToCall
-from engine.hand_events import Act, ActionKind
-from engine.rules import Game, Rules, Stakes, Structure
-from engine.table_events import OpenTable, SitDown, StartHand
-from poker.table.v1 import table_service_pb2 as pb
-from services.table import model as table_model
-from services.table import snapshot
-from services.table.model import TableModel
-from services.table.ownership import PartitionHeld, StaticOwnership
-from services.table.store import MemoryTableEvents, hand_value
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.engine import hand
+from openpoker.engine import table as tbl
+from openpoker.engine.cards import STANDARD_DECK
+from openpoker.engine.errors import NothingToCall
+from openpoker.engine.hand_events import Act, ActionKind
+from openpoker.engine.rules import Game, Rules, Stakes, Structure
+from openpoker.engine.table_events import OpenTable, SitDown, StartHand
+from openpoker.services.table import model as table_model
+from openpoker.services.table import snapshot
+from openpoker.services.table.model import TableModel
+from openpoker.services.table.ownership import PartitionHeld, StaticOwnership
+from openpoker.services.table.store import MemoryTableEvents, hand_value
 from tests.services.table.helpers import (
     DEALER,
     FakeWallet,

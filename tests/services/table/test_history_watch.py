@@ -6,10 +6,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from engine.phh import DealHole, load_phh
-from eventstore import codec as envelope_codec
-from poker.table.v1 import table_service_pb2 as pb
-from services.table.store import MemoryTableEvents
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.engine.phh import DealHole, load_phh
+from openpoker.eventstore import codec as envelope_codec
+from openpoker.services.table.store import MemoryTableEvents
 from tests.services.table.helpers import (
     Running,
     act,
@@ -95,7 +95,7 @@ async def test_history_shows_only_what_the_caller_may_see(svc: Running) -> None:
 async def test_history_of_a_live_hand_is_refused(svc: Running) -> None:
     import grpc
 
-    from shell.client import rich_error
+    from openpoker.shell.client import rich_error
 
     await create(svc.stub)
     await join(svc.stub, "ann", 1)

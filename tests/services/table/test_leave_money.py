@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from poker.table.v1 import table_service_pb2 as pb
-from services.table import snapshot
-from services.table.store import MemoryTableEvents
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.services.table import snapshot
+from openpoker.services.table.store import MemoryTableEvents
 from tests.services.table.helpers import (
     DEALER,
     FakeWallet,

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from poker.table.v1 import table_service_pb2 as pb
-from services.table import mapping
-from services.table.model import ActionEntry, TableModel
-from services.table.watchers import LocalWatchers
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.services.table import mapping
+from openpoker.services.table.model import ActionEntry, TableModel
+from openpoker.services.table.watchers import LocalWatchers
 from tests.services.table.helpers import (
     Running,
     act,

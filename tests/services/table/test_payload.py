@@ -9,12 +9,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from engine import codec
-from engine.hand_events import SeatAmount
-from eventstore.envelope import RecordedEvent
-from pokerctl.cmd_sim import play_session
-from services.table import payload, store
-from services.table.events import HandVoided, OwnerChanged
+from openpoker.engine import codec
+from openpoker.engine.hand_events import SeatAmount
+from openpoker.eventstore.envelope import RecordedEvent
+from openpoker.pokerctl.cmd_sim import play_session
+from openpoker.services.table import payload, store
+from openpoker.services.table.events import HandVoided, OwnerChanged
 
 
 def _codec_json(event: object) -> bytes:

@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 
-from poker.table.v1 import table_service_pb2 as pb
-from services.table.store import MemoryTableEvents
-from shell.client import rich_error
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.services.table.store import MemoryTableEvents
+from openpoker.shell.client import rich_error
 from tests.services.table.helpers import (
     FakeWallet,
     Running,

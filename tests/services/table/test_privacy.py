@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import random
 
-from engine.cards import STANDARD_DECK
-from poker.table.v1 import table_service_pb2 as pb
-from services.table.store import MemoryTableEvents
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.engine.cards import STANDARD_DECK
+from openpoker.services.table.store import MemoryTableEvents
 from tests.services.table.helpers import FakeWallet, act, create, join, nl_config, serve, start_hand
 
 PLAYERS = ("ann", "bob", "cat")

@@ -8,9 +8,9 @@ import re
 import grpc
 import pytest
 
-from services.table.reconcile import RETURN_PREFIX, Plan, Return, Sighting, plan, return_id
-from services.table.retrying import RETRY_CAP, permanent, retry_delay
-from services.table.wallet import Escrow, WalletRefused
+from openpoker.services.table.reconcile import RETURN_PREFIX, Plan, Return, Sighting, plan, return_id
+from openpoker.services.table.retrying import RETRY_CAP, permanent, retry_delay
+from openpoker.services.table.wallet import Escrow, WalletRefused
 
 WALLET_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")  # the wallet's request-id alphabet
 

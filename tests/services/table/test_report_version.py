@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 
-from poker.table.v1 import table_service_pb2 as pb
-from shell.client import rich_error
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.shell.client import rich_error
 from tests.services.table.helpers import DEALER, Running, create, join, rid, serving
 
 

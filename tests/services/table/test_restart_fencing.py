@@ -5,14 +5,14 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from eventstore.subjects import table_subject
-from poker.table.v1 import table_service_pb2 as pb
-from services.table import snapshot
-from services.table.events import OwnerChanged
-from services.table.model import TableModel
-from services.table.ownership import StaticOwnership
-from services.table.store import MemoryTableEvents, decode_events, fold_envelope
-from shell.client import rich_error
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.eventstore.subjects import table_subject
+from openpoker.services.table import snapshot
+from openpoker.services.table.events import OwnerChanged
+from openpoker.services.table.model import TableModel
+from openpoker.services.table.ownership import StaticOwnership
+from openpoker.services.table.store import MemoryTableEvents, decode_events, fold_envelope
+from openpoker.shell.client import rich_error
 from tests.services.table.helpers import FakeWallet, Running, act, create, join, serve, start_hand, to_act
 
 

@@ -8,9 +8,9 @@ from typing import Any
 import grpc
 import pytest
 
-from poker.table.v1 import table_service_pb2 as pb
-from services.table.store import MemoryTableEvents
-from shell.client import RichError, rich_error
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.services.table.store import MemoryTableEvents
+from openpoker.shell.client import RichError, rich_error
 from tests.services.table.helpers import (
     DEALER,
     FakeWallet,

@@ -6,12 +6,12 @@ import grpc
 import nats
 import pytest
 
-from eventstore.streams import TABLE_EVENTS
-from poker.table.v1 import table_service_pb2 as pb
-from poker.table.v1 import table_service_pb2_grpc as pb_grpc
-from services.table.config import TableConfig
-from services.table.server import SERVICE_NAME, start
-from shell.client import channel, health_status, reflected_services, rich_error
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.api.table.v1 import table_service_pb2_grpc as pb_grpc
+from openpoker.eventstore.streams import TABLE_EVENTS
+from openpoker.services.table.config import TableConfig
+from openpoker.services.table.server import SERVICE_NAME, start
+from openpoker.shell.client import channel, health_status, reflected_services, rich_error
 
 
 def config(nats_url: str) -> TableConfig:

@@ -10,9 +10,9 @@ from typing import Any
 import grpc
 import pytest
 
-from poker.table.v1 import table_service_pb2 as pb
-from shell.client import rich_error
-from shell.streamcalls import BatchedCalls, StreamedCalls, stream_error
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.shell.client import rich_error
+from openpoker.shell.streamcalls import BatchedCalls, StreamedCalls, stream_error
 from tests.services.table.helpers import (
     DEALER,
     Running,

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 import pytest
 from grpc import aio
 
-from eventstore.memory import InMemoryEventStore
-from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
-from services.wallet.app import WalletApp
-from services.wallet.server import spec
-from services.wallet.store import WalletStore
-from shell.client import channel
-from shell.config import ShellConfig
-from shell.server import RunningServer, start_server
+from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
+from openpoker.eventstore.memory import InMemoryEventStore
+from openpoker.services.wallet.app import WalletApp
+from openpoker.services.wallet.server import spec
+from openpoker.services.wallet.store import WalletStore
+from openpoker.shell.client import channel
+from openpoker.shell.config import ShellConfig
+from openpoker.shell.server import RunningServer, start_server
 
 
 def caller(name: str) -> tuple[tuple[str, str], ...]:

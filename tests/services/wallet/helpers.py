@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from services.wallet.commands import Command
-from services.wallet.events import Event, LedgerOpened
-from services.wallet.ledger import Decision, LedgerState, decide, evolve, records_of
-from services.wallet.transfers import TransferRecord
+from openpoker.services.wallet.commands import Command
+from openpoker.services.wallet.events import Event, LedgerOpened
+from openpoker.services.wallet.ledger import Decision, LedgerState, decide, evolve, records_of
+from openpoker.services.wallet.transfers import TransferRecord
 
 
 @dataclass

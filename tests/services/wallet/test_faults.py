@@ -15,14 +15,14 @@ from collections import Counter
 import grpc
 import pytest
 
-from engine.rake import compute_rake
-from engine.rules import RakeRules
-from eventstore import AppendResult, AppendUnresolved, Envelope, Snapshot, StoredEnvelope
-from eventstore.memory import InMemoryEventStore
-from services.wallet import accounts
-from services.wallet.app import WalletApp
-from services.wallet.audit import audit
-from services.wallet.commands import (
+from openpoker.engine.rake import compute_rake
+from openpoker.engine.rules import RakeRules
+from openpoker.eventstore import AppendResult, AppendUnresolved, Envelope, Snapshot, StoredEnvelope
+from openpoker.eventstore.memory import InMemoryEventStore
+from openpoker.services.wallet import accounts
+from openpoker.services.wallet.app import WalletApp
+from openpoker.services.wallet.audit import audit
+from openpoker.services.wallet.commands import (
     BuyIn,
     CashOut,
     Command,
@@ -33,9 +33,9 @@ from services.wallet.commands import (
     VoidHand,
     Withdraw,
 )
-from services.wallet.errors import LedgerUnavailable
-from services.wallet.events import Event
-from services.wallet.store import SUBJECT, WalletStore, from_recorded
+from openpoker.services.wallet.errors import LedgerUnavailable
+from openpoker.services.wallet.events import Event
+from openpoker.services.wallet.store import SUBJECT, WalletStore, from_recorded
 
 PLAYERS = ("a", "b", "c")
 RAKE = RakeRules(basis_points=450, caps=((2, 40), (3, 90)))

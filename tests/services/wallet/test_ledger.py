@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from engine.rules import RakeRules
-from services.wallet import accounts
-from services.wallet.audit import audit
-from services.wallet.codec import decode_state, dump_events, encode_state, load_events
-from services.wallet.commands import (
+from openpoker.engine.rules import RakeRules
+from openpoker.services.wallet import accounts
+from openpoker.services.wallet.audit import audit
+from openpoker.services.wallet.codec import decode_state, dump_events, encode_state, load_events
+from openpoker.services.wallet.commands import (
     BuyIn,
     CashOut,
     Deposit,
@@ -18,9 +18,9 @@ from services.wallet.commands import (
     VoidHand,
     Withdraw,
 )
-from services.wallet.events import HandSettled, TransfersCommitted
-from services.wallet.ledger import LedgerState, decide, fold
-from services.wallet.ledger_errors import (
+from openpoker.services.wallet.events import HandSettled, TransfersCommitted
+from openpoker.services.wallet.ledger import LedgerState, decide, fold
+from openpoker.services.wallet.ledger_errors import (
     BalanceOverflow,
     ExceedsPendingAmount,
     HandAlreadyOpen,
@@ -37,7 +37,7 @@ from services.wallet.ledger_errors import (
     UnknownAccount,
     UnknownHand,
 )
-from services.wallet.transfers import (
+from openpoker.services.wallet.transfers import (
     Phase,
     PostPending,
     Transfer,

@@ -28,12 +28,12 @@ from hypothesis.stateful import (
     rule,
 )
 
-from engine.rake import compute_rake
-from engine.rules import RakeRules
-from services.wallet import accounts
-from services.wallet.audit import audit
-from services.wallet.codec import decode_state, encode_state
-from services.wallet.commands import (
+from openpoker.engine.rake import compute_rake
+from openpoker.engine.rules import RakeRules
+from openpoker.services.wallet import accounts
+from openpoker.services.wallet.audit import audit
+from openpoker.services.wallet.codec import decode_state, encode_state
+from openpoker.services.wallet.commands import (
     BuyIn,
     CashOut,
     Command,
@@ -44,8 +44,8 @@ from services.wallet.commands import (
     VoidHand,
     Withdraw,
 )
-from services.wallet.ledger import LedgerState, fold
-from services.wallet.ledger_errors import (
+from openpoker.services.wallet.ledger import LedgerState, fold
+from openpoker.services.wallet.ledger_errors import (
     HandAlreadySettled,
     HandAlreadyVoided,
     InsufficientFunds,

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.rules import RakeRules
-from poker.wallet.v1 import wallet_service_pb2 as pb
-from services.wallet import mapping
-from services.wallet.errors import InvalidPageSize, InvalidPageToken, InvalidRakeRules
+from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
+from openpoker.engine.rules import RakeRules
+from openpoker.services.wallet import mapping
+from openpoker.services.wallet.errors import InvalidPageSize, InvalidPageToken, InvalidRakeRules
 
 rake_rules = st.builds(
     lambda bp, caps, nfnd: RakeRules(basis_points=bp, caps=tuple(sorted(caps.items())), no_flop_no_drop=nfnd),

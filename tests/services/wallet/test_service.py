@@ -7,11 +7,11 @@ from collections.abc import Awaitable, Callable
 import grpc
 import pytest
 
-from poker.wallet.v1 import wallet_service_pb2 as pb
-from services.wallet.audit import audit
-from services.wallet.codec import encode_state
-from services.wallet.ledger_errors import CurrencyMismatch
-from shell.client import rich_error
+from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
+from openpoker.services.wallet.audit import audit
+from openpoker.services.wallet.codec import encode_state
+from openpoker.services.wallet.ledger_errors import CurrencyMismatch
+from openpoker.shell.client import rich_error
 
 from .conftest import CASHIER, DEALER, TABLE, Rig, caller, start_rig
 

@@ -3,11 +3,11 @@ the ledger grows (a snapshot encodes the whole state), so its cost per command s
 
 from __future__ import annotations
 
-from eventstore import Snapshot
-from eventstore.memory import InMemoryEventStore
-from services.wallet.app import WalletApp
-from services.wallet.commands import Deposit
-from services.wallet.store import WalletStore
+from openpoker.eventstore import Snapshot
+from openpoker.eventstore.memory import InMemoryEventStore
+from openpoker.services.wallet.app import WalletApp
+from openpoker.services.wallet.commands import Deposit
+from openpoker.services.wallet.store import WalletStore
 
 
 class SnapshotSpy(InMemoryEventStore):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from eventstore.memory import InMemoryEventStore
-from poker.wallet.v1 import wallet_service_pb2 as pb
-from shell.client import rich_error
+from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
+from openpoker.eventstore.memory import InMemoryEventStore
+from openpoker.shell.client import rich_error
 
 from .conftest import CASHIER, DEALER, TABLE, Rig, caller, start_rig
 

@@ -1,0 +1,211 @@
+"""The table's vocabulary: commands from players and the shell, and the facts of a table's log.
+
+A table's log interleaves these events with the hand engine's (``engine.hand_events``): every
+hand appears as ``HandScheduled`` (who is dealt in, button, blinds, owed blinds settled or
+incurred) followed by that hand's own events from ``HandStarted`` to ``HandEnded``, with the
+table's time and connection facts (``DecisionTimedOut``, ``PlayerReconnected``, ...) between
+them where they happened. Seat events between hands (or during one, for joins, sit-outs and
+leave requests) complete the picture, so the whole table is rebuilt from its log alone.
+
+All are frozen, slotted, keyword-only dataclasses persisted by ``engine.codec``: never rename a
+class, a field or an enum value once stored. Times are milliseconds observed by the shell
+(the engine has no clock); chips are integers in minor units.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from openpoker.engine.blinds import HandPlan
+from openpoker.engine.cards import Card
+from openpoker.engine.rules import Rules
+from openpoker.engine.seating import Debt
+
+# -- commands ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpenTable:
+    table_id: str
+    rules: Rules
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SitDown:
+    """Join a free seat with ``buy_in`` chips; post a big blind at once or wait for it."""
+
+    seat: int
+    player: str
+    buy_in: int
+    wait_for_big_blind: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopUp:
+    seat: int
+    amount: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SitOut:
+    seat: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SitIn:
+    """Sit back in: post what is owed next hand, or wait for the big blind."""
+
+    seat: int
+    wait_for_big_blind: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Leave:
+    """Stand up and take the chips. During a hand the player's hand is folded first."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StartHand:
+    """From the dealer: the next hand's id and the shuffled deck (top first), as data."""
+
+    hand_id: str
+    deck: tuple[Card, ...]
+    commitment: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Disconnect:
+    seat: int
+    at_ms: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reconnect:
+    seat: int
+    at_ms: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TimeOut:
+    """The shell's clock ran out for the player to act (``at_ms`` as observed)."""
+
+    seat: int
+    at_ms: int
+
+
+TableCommand = (
+    OpenTable | SitDown | TopUp | SitOut | SitIn | Leave | StartHand | Disconnect | Reconnect | TimeOut
+)
+
+
+# -- events ------------------------------------------------------------------------------------
+
+
+class SitOutReason(StrEnum):
+    REQUESTED = "requested"
+    NO_CHIPS = "no_chips"  # players with no chips are sat out after the hand
+
+
+class TimeOutOutcome(StrEnum):
+    PROTECTED = "protected"  # all-in for what they have put in (seeds 001, 004, 000)
+    FOLDED = "folded"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableOpened:
+    table_id: str
+    rules: Rules
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlayerSeated:
+    seat: int
+    player: str
+    buy_in: int
+    wait_for_big_blind: bool
+    debt: Debt  # NEW_PLAYER, or what they still owed when they left this table earlier
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChipsAdded:
+    seat: int
+    amount: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlayerSatOut:
+    seat: int
+    reason: SitOutReason
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlayerSatIn:
+    seat: int
+    wait_for_big_blind: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaveRequested:
+    """Asked to leave during a hand: folded when their turn comes, gone when the hand ends."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlayerLeft:
+    seat: int
+    player: str
+    chips: int  # taken off the table
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HandScheduled:
+    """The table's part of a hand's start: the plan the ``HandSetup`` was built from."""
+
+    hand_id: str
+    plan: HandPlan
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlayerDisconnected:
+    seat: int
+    player: str
+    at_ms: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlayerReconnected:
+    seat: int
+    player: str
+    at_ms: int
+    extra_ms: int  # seeds 000/001/004: 20 s more when it is still their turn; else 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecisionTimedOut:
+    """Followed by the hand engine's ``AllInProtected`` or ``Folded`` for the seat."""
+
+    seat: int
+    player: str
+    at_ms: int
+    disconnected: bool
+    outcome: TimeOutOutcome
+    uses_protection: bool  # counts against the disconnected player's allowance (2 per 24 h)
+
+
+TableEvent = (
+    TableOpened
+    | PlayerSeated
+    | ChipsAdded
+    | PlayerSatOut
+    | PlayerSatIn
+    | LeaveRequested
+    | PlayerLeft
+    | HandScheduled
+    | PlayerDisconnected
+    | PlayerReconnected
+    | DecisionTimedOut
+)

@@ -1,0 +1,176 @@
+"""``pokerctl ledger audit [--json] [--nats URL | --data-dir DIR]``: check the wallet's ledger.
+
+Reads the whole ``WALLET_EVENTS`` log (subject ``poker.wallet.ledger``) and checks:
+
+* the envelopes' hash chain (gapless versions, prev_hash links, hashes recompute);
+* conservation: total debits equal total credits, posted and pending;
+* closed system: everything outside the world account equals deposits minus withdrawals;
+* no negative balance outside the world account (pending debits included);
+* every transfer id recorded once, every pending transfer resolved at most once;
+* every hand opened once, settled or voided at most once, its pot back at zero when closed;
+* every settlement's rake equals ``engine.rake.compute_rake`` under the hand's recorded rules;
+* the house's rake account equals the sum of the per-hand rakes;
+* table stakes: no buy-in or cash-out on a seat while its stack was reserved for a hand.
+
+Live (default): ``--nats URL`` (default the local system, ``nats://127.0.0.1:4222``).
+Offline: ``--data-dir DIR`` (a ``pokerctl up`` data folder, or a nats-server data folder holding
+``jetstream/``): the folder is copied, a private nats-server is started on the copy on a free
+loopback port, read, and stopped; the original is never opened by a server.
+
+Exit codes: 0 sound, 1 a breach (each is named), 2 the ledger could not be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import nats
+from nats.js.errors import NotFoundError
+
+from openpoker.eventstore import Envelope, verify_chain
+from openpoker.eventstore.jetstream import JetStreamEventStore
+from openpoker.eventstore.streams import WALLET_EVENTS
+from openpoker.services.wallet.audit import AuditReport, audit
+from openpoker.services.wallet.store import SUBJECT, from_recorded
+from openpoker.shell.config import DEFAULT_NATS_URL
+from openpoker.shell.natsproc import NatsServer
+
+
+class LedgerUnreadable(RuntimeError):
+    pass
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    ledger = sub.add_parser("ledger", help="wallet ledger tools", description="Wallet ledger tools.")
+    ledger_sub = ledger.add_subparsers(dest="ledger_command", required=True, metavar="ACTION")
+    check = ledger_sub.add_parser(
+        "audit",
+        help="check the ledger's invariants; exit 1 on a breach",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument("--json", action="store_true", help="one JSON report")
+    where = check.add_mutually_exclusive_group()
+    where.add_argument(
+        "--nats", default=None, metavar="URL", help=f"live system (default {DEFAULT_NATS_URL})"
+    )
+    where.add_argument(
+        "--data-dir", type=Path, default=None, metavar="DIR", help="offline: a copy of this folder"
+    )
+    check.add_argument("--stream", default=WALLET_EVENTS.name, help="the ledger's stream")
+    check.set_defaults(func=run_audit)
+
+
+@dataclass(slots=True, kw_only=True)
+class LedgerAudit:
+    report: AuditReport
+    envelopes: int
+    chain_ok: bool
+    chain_problem: str
+
+    @property
+    def ok(self) -> bool:
+        return self.chain_ok and self.report.ok
+
+    def as_dict(self) -> dict[str, object]:
+        out = self.report.as_dict()
+        out["ok"] = self.ok
+        out["messages"] = self.envelopes
+        out["chain"] = {"ok": self.chain_ok, "problem": self.chain_problem}
+        if not self.chain_ok:
+            out["breaches"] = [f"hash chain: {self.chain_problem}", *self.report.breaches]
+        return out
+
+
+async def _quiet(_: Exception) -> None:
+    # nats-py logs every failed connection attempt with a traceback; the caller reports once.
+    return None
+
+
+async def audit_live(url: str, *, stream: str = WALLET_EVENTS.name, wait: float = 5.0) -> LedgerAudit:
+    try:
+        nc = await nats.connect(
+            url,
+            connect_timeout=wait,
+            allow_reconnect=False,
+            max_reconnect_attempts=1,  # 0 would mean "forever" in nats-py
+            reconnect_time_wait=0.1,
+            error_cb=_quiet,
+        )
+    except Exception as exc:
+        raise LedgerUnreadable(f"cannot connect to {url}: {exc}") from exc
+    try:
+        js = nc.jetstream()
+        try:
+            await js.stream_info(stream)
+        except NotFoundError:
+            raise LedgerUnreadable(f"no stream {stream} at {url}: no ledger was ever written there") from None
+        store = JetStreamEventStore(js, stream=stream, read_timeout=wait)
+        stored = await store.read(SUBJECT)
+    finally:
+        await nc.close()
+    envelopes: list[Envelope] = [s.envelope for s in stored]
+    chain = verify_chain(envelopes)
+    report, _ = audit(from_recorded(r) for env in envelopes for r in env.events)
+    return LedgerAudit(
+        report=report, envelopes=len(envelopes), chain_ok=chain.ok, chain_problem=chain.problem
+    )
+
+
+def _store_folder(data_dir: Path) -> Path:
+    """The folder holding ``jetstream/``: DIR/nats (a pokerctl data folder) or DIR itself."""
+    for candidate in (data_dir / "nats", data_dir):
+        if (candidate / "jetstream").is_dir():
+            return candidate
+    raise LedgerUnreadable(f"no jetstream/ store under {data_dir} or {data_dir / 'nats'}")
+
+
+def audit_offline(data_dir: Path, *, stream: str = WALLET_EVENTS.name) -> LedgerAudit:
+    source = _store_folder(data_dir)
+    with tempfile.TemporaryDirectory(prefix="ledger-audit-") as tmp:
+        copy = Path(tmp) / "nats"
+        shutil.copytree(source / "jetstream", copy / "jetstream")
+        server = NatsServer(data_dir=copy, name="ledger-audit")
+        server.start()
+        try:
+            return asyncio.run(audit_live(server.url, stream=stream))
+        finally:
+            server.stop()
+
+
+def _print(result: LedgerAudit, *, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result.as_dict(), sort_keys=True))
+        return
+    r = result.report
+    print(f"ledger {r.currency or '?'}: {result.envelopes} messages, {r.transfers} transfers")
+    print(f"  deposits {r.deposits} - withdrawals {r.withdrawals} = held {r.held_outside_world}")
+    print(f"  {r.accounts} accounts; house rake {r.house_rake}")
+    print(f"  hands: {r.hands_open} open, {r.hands_settled} settled, {r.hands_voided} voided")
+    if result.ok:
+        print("OK: every invariant holds")
+        return
+    if not result.chain_ok:
+        print(f"BREACH: hash chain: {result.chain_problem}")
+    for breach in r.breaches:
+        print(f"BREACH: {breach}")
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    try:
+        if args.data_dir is not None:
+            result = audit_offline(args.data_dir, stream=args.stream)
+        else:
+            result = asyncio.run(audit_live(args.nats or DEFAULT_NATS_URL, stream=args.stream))
+    except LedgerUnreadable as exc:
+        print(f"pokerctl ledger audit: {exc}", file=sys.stderr)
+        return 2
+    _print(result, as_json=args.json)
+    return 0 if result.ok else 1

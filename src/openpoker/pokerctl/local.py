@@ -1,0 +1,222 @@
+"""The whole system on one machine: nats-server plus every service that exists, as processes.
+
+Used by ``pokerctl up`` (and meant for ``pokerctl demo`` and end-to-end tests)::
+
+    system = LocalSystem(data_dir=Path("data"))
+    await system.start()          # nats first, then rng, wallet, table, dealer; waits for SERVING
+    system.targets["table"]       # "127.0.0.1:50053"
+    await system.stop()           # services in reverse order (SIGTERM, grace), nats last
+
+Each service runs as ``python -m services.<name>`` in its own session (a terminal's Ctrl-C goes
+to the supervisor alone, which then stops everything in order), with ``POKER_NATS_URL`` and
+``POKER_<NAME>_PORT`` set, logging to ``<data>/logs/<name>.log``. A service "exists" when its
+``services/<name>/__main__.py`` does. The rng seed key for development is kept in
+``<data>/secrets/rng-seed-key`` (mode 0600), so seeds stay revealable across restarts; a
+``POKER_RNG_SEED_KEY`` in the environment wins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+
+from openpoker.shell import childproc
+from openpoker.shell.client import health_status
+from openpoker.shell.config import DEFAULT_PORTS
+from openpoker.shell.natsproc import NatsServer
+
+SERVICE_ORDER: tuple[str, ...] = ("rng", "wallet", "table", "dealer")
+READY_TIMEOUT = 30.0
+STOP_TIMEOUT = 15.0
+
+
+class StartError(RuntimeError):
+    """A service did not become healthy (its log tail is in the message)."""
+
+
+def existing_services() -> tuple[str, ...]:
+    found = []
+    for name in SERVICE_ORDER:
+        with contextlib.suppress(ModuleNotFoundError):
+            if importlib.util.find_spec(f"openpoker.services.{name}.__main__") is not None:
+                found.append(name)
+    return tuple(found)
+
+
+PORT_ATTEMPTS = 3  # free ports only: a service whose port was taken before it bound it
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass(slots=True)
+class ServiceProcess:
+    name: str
+    address: str
+    log_path: Path
+    process: subprocess.Popen[bytes]
+
+
+def _log_tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+class LocalSystem:
+    def __init__(
+        self,
+        *,
+        data_dir: Path,
+        free_ports: bool = False,
+        nats_port: int = 0,
+        services: tuple[str, ...] | None = None,
+    ) -> None:
+        self.data_dir = data_dir.resolve()
+        self.free_ports = free_ports
+        self.nats = NatsServer(data_dir=self.data_dir / "nats", port=nats_port)
+        self.services = existing_services() if services is None else services
+        self.processes: dict[str, ServiceProcess] = {}
+
+    @property
+    def targets(self) -> dict[str, str]:
+        return {name: proc.address for name, proc in self.processes.items()}
+
+    def _rng_key(self) -> str:
+        path = self.data_dir / "secrets" / "rng-seed-key"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as out:
+                out.write(os.urandom(32).hex())
+        return path.read_text().strip()
+
+    def _env(self, name: str, port: int) -> dict[str, str]:
+        env = dict(os.environ)
+        env["POKER_NATS_URL"] = self.nats.url
+        env[f"POKER_{name.upper()}_PORT"] = str(port)
+        env.setdefault("POKER_ENV", "development")
+        env.setdefault("POKER_LOG_FORMAT", "json")  # files, not a terminal
+        if name == "rng" and not env.get("POKER_RNG_SEED_KEY"):
+            env["POKER_RNG_SEED_KEY"] = self._rng_key()
+        # Every service finds the other services where this system started them.
+        for other, proc in self.processes.items():
+            env[f"POKER_{other.upper()}_TARGET"] = proc.address
+        if "wallet" in self.processes:  # the table service's own name for the wallet's address
+            env["POKER_TABLE_WALLET"] = self.processes["wallet"].address
+        return env
+
+    async def start(self) -> None:
+        """Start nats and every service; raise ``StartError`` (after stopping all) on failure."""
+        try:
+            await asyncio.to_thread(self.nats.start)
+            for name in self.services:
+                await self._start_service(name)
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def _start_service(self, name: str) -> None:
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            self._spawn(name)
+            try:
+                await self._wait_healthy(self.processes[name])
+                return
+            except StartError as exc:
+                # With free ports, ``free_port`` only found the port free a moment before the
+                # service binds it: another process (a parallel test worker) can take it in
+                # between. The service then exits with "cannot listen"; start it on another.
+                if not self.free_ports or "cannot listen" not in str(exc) or attempt == PORT_ATTEMPTS:
+                    raise
+                del self.processes[name]  # it has exited (that is how the error was seen)
+
+    def _spawn(self, name: str, *, port: int | None = None) -> None:
+        if port is not None:
+            pass  # a restart keeps the address the other services were given
+        elif self.free_ports:
+            port = free_port()
+        else:
+            port = int(os.environ.get(f"POKER_{name.upper()}_PORT", DEFAULT_PORTS[name]))
+        host = os.environ.get(f"POKER_{name.upper()}_HOST", "127.0.0.1")
+        log_path = self.data_dir / "logs" / f"{name}.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        with log_path.open("ab") as log:
+            # childproc: killed with this process if it dies without stopping them (SIGKILL).
+            process = childproc.popen(
+                [sys.executable, "-m", f"openpoker.services.{name}"],
+                env=self._env(name, port),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self.processes[name] = ServiceProcess(
+            name=name, address=f"{host}:{port}", log_path=log_path, process=process
+        )
+
+    async def _wait_healthy(self, proc: ServiceProcess) -> None:
+        deadline = time.monotonic() + READY_TIMEOUT
+        while time.monotonic() < deadline:
+            if proc.process.poll() is not None:
+                raise StartError(
+                    f"{proc.name} exited with {proc.process.returncode}; {proc.log_path}:\n"
+                    + _log_tail(proc.log_path)
+                )
+            with contextlib.suppress(grpc.RpcError):
+                if await health_status(proc.address, deadline=1.0) == "SERVING":
+                    return
+            await asyncio.sleep(0.1)
+        raise StartError(
+            f"{proc.name} not healthy after {READY_TIMEOUT}s; {proc.log_path}:\n" + _log_tail(proc.log_path)
+        )
+
+    async def restart(self, name: str, *, kill: bool = True) -> None:
+        """Stop one service (SIGKILL: a crash; else SIGTERM) and start it again on the same
+        address; returns once it is healthy (end-to-end restart tests)."""
+        proc = self.processes.pop(name)
+        if kill:
+            proc.process.kill()
+            await asyncio.to_thread(proc.process.wait)
+        else:
+            await asyncio.to_thread(self._stop_one, proc.process)
+        self._spawn(name, port=int(proc.address.rsplit(":", 1)[1]))
+        await self._wait_healthy(self.processes[name])
+
+    def exited(self) -> list[str]:
+        """Services whose process has ended (while they should be running)."""
+        return [name for name, proc in self.processes.items() if proc.process.poll() is not None]
+
+    async def stop(self) -> dict[str, int | None]:
+        """Stop services in reverse start order, then nats; returns every exit code."""
+        codes: dict[str, int | None] = {}
+        for name in reversed(list(self.processes)):
+            codes[name] = await asyncio.to_thread(self._stop_one, self.processes[name].process)
+        self.processes.clear()
+        codes["nats"] = await asyncio.to_thread(self.nats.stop)
+        return codes
+
+    @staticmethod
+    def _stop_one(process: subprocess.Popen[bytes]) -> int | None:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        return process.returncode

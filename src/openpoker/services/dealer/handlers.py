@@ -1,0 +1,89 @@
+"""gRPC handlers: protobuf -> app -> protobuf. Nothing else happens here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grpc import aio
+
+from openpoker.api.dealer.v1 import dealer_service_pb2 as pb
+from openpoker.api.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
+from openpoker.services.dealer import ids, mapping
+from openpoker.services.dealer.app import DealerApp, HandFinished, UnknownHand
+from openpoker.services.dealer.errors import BadName, HandAlreadyFinished, HandNotFound, TableNotFound
+from openpoker.shell.logs import bind
+
+ENGINE_VERSION = "engine/1"
+
+
+class DealerServicer(pb_grpc.DealerServiceServicer):
+    def __init__(self, app: DealerApp, *, pending: Any = None) -> None:
+        self._app = app
+        self._pending = pending  # async () -> int: consumer lag (the feed), if any
+
+    async def GetDealerStatus(
+        self, request: pb.GetDealerStatusRequest, context: aio.ServicerContext[Any, Any]
+    ) -> pb.GetDealerStatusResponse:
+        app = self._app
+        pending = 0 if self._pending is None else await self._pending()
+        return pb.GetDealerStatusResponse(
+            tables_followed=sum(1 for d in app.drivers.values() if d.track.state is not None),
+            active_hands=len(app.active_hands()),
+            paused_tables=app.paused_tables(),
+            hands_completed=app.hands_completed,
+            pending_events=pending,
+            started_at=mapping.timestamp(app.started_at),
+            engine_version=ENGINE_VERSION,
+        )
+
+    async def ListActiveHands(
+        self, request: pb.ListActiveHandsRequest, context: aio.ServicerContext[Any, Any]
+    ) -> pb.ListActiveHandsResponse:
+        size = mapping.page_size(request.page_size)
+        offset = mapping.page_offset(request.page_token)
+        hands = self._app.active_hands()
+        if request.table:
+            table_id = ids.parse_table_name(request.table)
+            if table_id is None:
+                raise BadName(name=request.table, expected="tables/{table}")
+            hands = [h for h in hands if h.table_id == table_id]
+        page = hands[offset : offset + size]
+        return pb.ListActiveHandsResponse(
+            hands=[mapping.active_hand(h) for h in page],
+            next_page_token=mapping.next_token(offset, size, len(hands)),
+        )
+
+    async def VoidHand(
+        self, request: pb.VoidHandRequest, context: aio.ServicerContext[Any, Any]
+    ) -> pb.VoidHandResponse:
+        parsed = ids.parse_hand_name(request.name)
+        if parsed is None:
+            raise BadName(name=request.name, expected="tables/{table}/hands/{hand}")
+        table_id, hand_id = parsed
+        bind(table_id=table_id, hand_id=hand_id)
+        try:
+            info, released = await self._app.void_hand(table_id, hand_id, request.reason)
+        except UnknownHand:
+            raise HandNotFound(name=request.name) from None
+        except HandFinished:
+            raise HandAlreadyFinished(name=request.name) from None
+        return pb.VoidHandResponse(hand=mapping.active_hand(info), released=released)
+
+    async def _pause(self, table: str, paused: bool) -> str:
+        table_id = ids.parse_table_name(table)
+        if table_id is None:
+            raise BadName(name=table, expected="tables/{table}")
+        bind(table_id=table_id)
+        if await self._app.set_paused(table_id, paused) is None:
+            raise TableNotFound(table=table)
+        return table
+
+    async def PauseTable(
+        self, request: pb.PauseTableRequest, context: aio.ServicerContext[Any, Any]
+    ) -> pb.PauseTableResponse:
+        return pb.PauseTableResponse(table=await self._pause(request.table, True), paused=True)
+
+    async def ResumeTable(
+        self, request: pb.ResumeTableRequest, context: aio.ServicerContext[Any, Any]
+    ) -> pb.ResumeTableResponse:
+        return pb.ResumeTableResponse(table=await self._pause(request.table, False), paused=False)

@@ -1,0 +1,66 @@
+"""Pure converters between the dealer's values and ``poker.dealer.v1`` messages."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from openpoker.api.dealer.v1 import dealer_service_pb2 as pb
+from openpoker.services.dealer import ids
+from openpoker.services.dealer.app import ActiveHandInfo, Stage
+from openpoker.services.dealer.errors import InvalidPageSize, InvalidPageToken
+
+DEFAULT_PAGE = 50
+MAX_PAGE = 500
+
+STAGES: dict[Stage, int] = {
+    Stage.SHUFFLING: pb.HAND_STAGE_SHUFFLING,
+    Stage.RESERVING: pb.HAND_STAGE_RESERVING,
+    Stage.PLAYING: pb.HAND_STAGE_PLAYING,
+    Stage.SETTLING: pb.HAND_STAGE_SETTLING,
+    Stage.REVEALING: pb.HAND_STAGE_REVEALING,
+    Stage.VOIDING: pb.HAND_STAGE_VOIDING,
+}
+
+
+def timestamp(when: dt.datetime) -> Timestamp:
+    ts = Timestamp()
+    ts.FromDatetime(when)
+    return ts
+
+
+def active_hand(info: ActiveHandInfo) -> pb.ActiveHand:
+    msg = pb.ActiveHand(
+        name=ids.hand_name(info.table_id, info.hand_id),
+        table_id=info.table_id,
+        hand_id=info.hand_id,
+        stage=STAGES[info.stage],  # type: ignore[arg-type]
+        started_at=timestamp(info.started_at),
+        seat_to_act=0 if info.seat_to_act is None else info.seat_to_act + 1,
+        table_version=info.table_version,
+    )
+    if info.action_deadline is not None:
+        msg.action_deadline.CopyFrom(timestamp(info.action_deadline))
+    return msg
+
+
+def page_size(requested: int) -> int:
+    if requested < 0:
+        raise InvalidPageSize(page_size=requested)
+    return DEFAULT_PAGE if requested == 0 else min(requested, MAX_PAGE)
+
+
+def page_offset(token: str) -> int:
+    """Tokens are offsets into the oldest-first list ("o<n>"); the list is short-lived, so an
+    offset is as good as a cursor and simpler."""
+    if not token:
+        return 0
+    if not token.startswith("o") or not token[1:].isdigit():
+        raise InvalidPageToken()
+    return int(token[1:])
+
+
+def next_token(offset: int, size: int, total: int) -> str:
+    end = offset + size
+    return f"o{end}" if end < total else ""

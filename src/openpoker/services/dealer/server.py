@@ -1,0 +1,87 @@
+"""Wiring: NATS connection, clients of rng/table/wallet, the audit stream, the feed, the gRPC
+server, and a clean stop (feed first, then the drivers, then the server and connections)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+import nats
+from grpc import aio
+from nats.aio.client import Client as Nats
+
+from openpoker.api.dealer.v1 import dealer_service_pb2 as pb
+from openpoker.api.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
+from openpoker.services.dealer.app import DealerApp, DealerSettings
+from openpoker.services.dealer.audit import JetStreamAudit
+from openpoker.services.dealer.clients import GrpcRng, GrpcTable, GrpcWallet
+from openpoker.services.dealer.config import DealerConfig
+from openpoker.services.dealer.feed import TableFeed
+from openpoker.services.dealer.handlers import DealerServicer
+from openpoker.services.dealer.pauses import KvPauseStore
+from openpoker.services.dealer.presence import PresenceFeed
+from openpoker.shell.client import channel
+from openpoker.shell.logs import configure_logging
+from openpoker.shell.server import RunningServer, ServiceSpec, start_server
+
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["DealerService"].full_name
+
+
+def spec(servicer: pb_grpc.DealerServiceServicer) -> ServiceSpec:
+    return ServiceSpec(
+        name=SERVICE_NAME, register=pb_grpc.add_DealerServiceServicer_to_server, servicer=servicer
+    )
+
+
+@dataclass(slots=True)
+class DealerServer:
+    server: RunningServer
+    nc: Nats
+    app: DealerApp
+    feed: TableFeed
+    presence: PresenceFeed
+    channels: list[aio.Channel]
+
+    async def stop(self) -> None:
+        await self.presence.stop()
+        await self.feed.stop()
+        await self.app.stop()
+        await self.server.stop()
+        for chan in self.channels:
+            await chan.close()
+        await self.nc.drain()
+
+
+async def start(config: DealerConfig) -> DealerServer:
+    nc = await nats.connect(config.shell.nats_url, name="dealer")
+    js = nc.jetstream()
+    audit = JetStreamAudit(js)
+    await audit.ensure()
+    chans = [channel(config.rng_target), channel(config.table_target), channel(config.wallet_target)]
+    timeout, attempts = config.call_timeout, config.call_attempts
+    app = DealerApp(
+        rng=GrpcRng(chans[0], timeout=timeout, attempts=attempts),
+        table=GrpcTable(chans[1], timeout=timeout, attempts=attempts),
+        wallet=GrpcWallet(chans[2], timeout=timeout, attempts=attempts),
+        audit=audit,
+        settings=DealerSettings(hand_delay=config.hand_delay_ms / 1000, presence_ttl=config.presence_ttl),
+        pauses=await KvPauseStore.open(js),
+    )
+    await app.load_pauses()
+    feed = TableFeed(js, app, stream=config.table_stream)
+    server = await start_server(config.shell, [spec(DealerServicer(app, pending=feed.pending))])
+    feed.start()
+    # After the feed: a report for a table the feed has not folded yet is dropped, and the
+    # instance's next heartbeat repeats it.
+    presence = PresenceFeed(nc, app.observe_presence, app.expire_presence, ttl=config.presence_ttl)
+    await presence.start()
+    return DealerServer(server=server, nc=nc, app=app, feed=feed, presence=presence, channels=chans)
+
+
+async def main(stop: asyncio.Event) -> int:
+    config = DealerConfig.from_env()
+    configure_logging(config.shell)
+    running = await start(config)
+    await stop.wait()
+    await running.stop()
+    return 0

@@ -1,0 +1,74 @@
+"""The table service's settings, read once from the environment.
+
+Besides the shell's ``POKER_*`` settings (``shell.config``):
+
+* ``POKER_TABLE_STREAM`` (default ``TABLE_EVENTS``): the table event log stream;
+* ``POKER_TABLE_PARTITIONS`` (default 256): partitions of table subjects (fixed forever);
+* ``POKER_TABLE_REPLICAS`` (default 1; 3 in a cluster): replicas of the streams and buckets it
+  creates;
+* ``POKER_TABLE_LEASE_TTL`` (default 10 s): partition lease TTL;
+* ``POKER_TABLE_WALLET`` (default ``127.0.0.1:50052``): the wallet service's address;
+* ``POKER_TABLE_INSTANCE`` (default ``table-<host>-<pid>``): this instance's name in leases and
+  ``OwnerChanged`` events (shown to clients in NOT_OWNER errors);
+* ``POKER_TABLE_SNAPSHOT_EVERY`` (default 10): snapshot a table every N hands;
+* ``POKER_TABLE_PRESENCE_HEARTBEAT`` (default 2 s): how often this instance repeats who is
+  connected to it (``services.table.presence``); keep it well under the dealer's
+  ``POKER_DEALER_PRESENCE_TTL``;
+* ``POKER_TABLE_RECONCILE_EVERY`` (default 60 s): how often the escrow of every table this
+  instance holds is reconciled with its log (``services.table.reconcile``; also on taking a
+  table over);
+* ``POKER_TABLE_RECONCILE_GRACE`` (default 30 s): how long an escrow no log accounts for must
+  stay unchanged before its chips go back to cash;
+* ``POKER_TABLE_RECONCILE_CLAIM`` (default on): at start and every ``RECONCILE_EVERY``, look at
+  the tables of every partition nobody holds (one wallet call each) and take the lease of those
+  partitions where a table has escrow its log does not account for, so that a table nobody
+  uses (after a restart, or once its owner died) still gets its orphan returned; partitions
+  with nothing to return stay free for the instances their traffic reaches. Off: an instance
+  reconciles only the partitions traffic gave it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from openpoker.eventstore.subjects import PARTITIONS
+from openpoker.shell.config import DEFAULT_PORTS, ShellConfig, env_bool, env_float, env_int, env_str
+
+SERVICE = "table"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableConfig:
+    shell: ShellConfig
+    stream: str
+    partitions: int
+    replicas: int
+    lease_ttl: float
+    wallet: str
+    instance: str
+    snapshot_every: int
+    presence_heartbeat: float
+    reconcile_every: float
+    reconcile_grace: float
+    reconcile_claim: bool
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> TableConfig:
+        env = os.environ if environ is None else environ
+        return cls(
+            shell=ShellConfig.from_env(SERVICE, env),
+            stream=env_str(env, "POKER_TABLE_STREAM", "TABLE_EVENTS"),
+            partitions=env_int(env, "POKER_TABLE_PARTITIONS", PARTITIONS, minimum=1),
+            replicas=env_int(env, "POKER_TABLE_REPLICAS", 1, minimum=1),
+            lease_ttl=env_float(env, "POKER_TABLE_LEASE_TTL", 10.0, minimum=1.0),
+            wallet=env_str(env, "POKER_TABLE_WALLET", f"127.0.0.1:{DEFAULT_PORTS['wallet']}"),
+            instance=env_str(env, "POKER_TABLE_INSTANCE", f"table-{socket.gethostname()}-{os.getpid()}"),
+            snapshot_every=env_int(env, "POKER_TABLE_SNAPSHOT_EVERY", 10, minimum=1),
+            presence_heartbeat=env_float(env, "POKER_TABLE_PRESENCE_HEARTBEAT", 2.0, minimum=0.01),
+            reconcile_every=env_float(env, "POKER_TABLE_RECONCILE_EVERY", 60.0, minimum=0.1),
+            reconcile_grace=env_float(env, "POKER_TABLE_RECONCILE_GRACE", 30.0, minimum=0.1),
+            reconcile_claim=env_bool(env, "POKER_TABLE_RECONCILE_CLAIM", True),
+        )

@@ -1,0 +1,85 @@
+"""Wiring: NATS connection, the ledger stream, the app, the gRPC server, and a clean stop."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+import nats
+from nats.aio.client import Client as Nats
+
+from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
+from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
+from openpoker.eventstore.jetstream import JetStreamEventStore
+from openpoker.eventstore.streams import WALLET_EVENTS, ensure_stream
+from openpoker.services.wallet.app import WalletApp
+from openpoker.services.wallet.config import WalletConfig
+from openpoker.services.wallet.handlers import WalletServicer
+from openpoker.services.wallet.store import SNAPSHOT_PREFIX, WALLET_SNAPSHOTS, WalletStore
+from openpoker.shell.logs import configure_logging
+from openpoker.shell.server import RunningServer, ServiceSpec, start_server
+
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["WalletService"].full_name
+
+
+def spec(app: WalletApp) -> ServiceSpec:
+    return ServiceSpec(
+        name=SERVICE_NAME, register=pb_grpc.add_WalletServiceServicer_to_server, servicer=WalletServicer(app)
+    )
+
+
+async def open_store(nc: Nats, stream: str = WALLET_EVENTS.name) -> WalletStore:
+    js = nc.jetstream()
+    settings = (
+        WALLET_EVENTS
+        if stream == WALLET_EVENTS.name
+        else WALLET_EVENTS.__class__(name=stream, subjects=WALLET_EVENTS.subjects)
+    )
+    await ensure_stream(js, settings)
+    await ensure_stream(js, WALLET_SNAPSHOTS)
+    # With the connection, appends take the lean ack path (eventstore.acks): same headers, same
+    # errors, about a third less client CPU per append than js.publish.
+    events = JetStreamEventStore(
+        js,
+        stream=settings.name,
+        snapshot_stream=WALLET_SNAPSHOTS.name,
+        snapshot_prefix=SNAPSHOT_PREFIX,
+        nc=nc,
+    )
+    return WalletStore(events)
+
+
+@dataclass(slots=True)
+class WalletServer:
+    server: RunningServer
+    nc: Nats
+    app: WalletApp
+
+    async def stop(self) -> None:
+        await self.server.stop()
+        await self.nc.drain()
+
+
+async def start(config: WalletConfig) -> WalletServer:
+    nc = await nats.connect(config.shell.nats_url, name="wallet")
+    try:
+        app = WalletApp(
+            await open_store(nc, config.stream),
+            currency=config.currency,
+            snapshot_every=config.snapshot_every,
+        )
+        await app.start()
+        server = await start_server(config.shell, [spec(app)])
+    except BaseException:
+        await nc.close()
+        raise
+    return WalletServer(server=server, nc=nc, app=app)
+
+
+async def main(stop: asyncio.Event) -> int:
+    config = WalletConfig.from_env()
+    configure_logging(config.shell)
+    running = await start(config)
+    await stop.wait()
+    await running.stop()
+    return 0

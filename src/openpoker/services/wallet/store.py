@@ -1,0 +1,136 @@
+"""The wallet's log: one subject of the ``WALLET_EVENTS`` stream, written by the wallet alone.
+
+Each command's events are one envelope (``eventstore``): a gapless version, the SHA-256 hash
+chain, ``Nats-Expected-Last-Subject-Sequence`` (a second writer is fenced: its append conflicts)
+and ``Nats-Msg-Id = wallet:<version>:<epoch>`` (a re-publish after a lost ack is stored once).
+The epoch grows with every process start (at least the last epoch + 1, and the clock in
+microseconds), so two writers never share a message id for different content.
+
+Snapshots are a cache in their own stream (``WALLET_SNAPSHOTS``): the whole ledger state as
+canonical JSON (zlib), tagged with the version and stream sequence it covers and the format
+version. A snapshot of another format is ignored and the log replayed in full; a snapshot too
+big for one message fails (logged) and restarts replay the log.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import zlib
+from dataclasses import dataclass
+
+from openpoker.eventstore import GENESIS, Draft, EventStore, RecordedEvent, Snapshot, seal
+from openpoker.eventstore.streams import StreamSettings
+from openpoker.services.wallet.codec import decode_event, decode_state, encode_event, encode_state
+from openpoker.services.wallet.events import Event
+from openpoker.services.wallet.ledger import LedgerState, fold
+
+STREAM_ID = "wallet"
+SUBJECT = "poker.wallet.ledger"
+# Version of the event and snapshot formats (the envelope's engine_version/rules_version).
+FORMAT = "wallet-ledger/1"
+# Snapshots: the state as canonical JSON, zlib-compressed (about 10x smaller: one message must
+# stay under the server's max_payload, 1 MiB by default).
+SNAPSHOT_FORMAT = "wallet-ledger/1+zlib"
+WALLET_SNAPSHOTS = StreamSettings(
+    name="WALLET_SNAPSHOTS",
+    subjects=("poker.walletsnap.>",),
+    deny_delete=False,
+    deny_purge=False,
+    max_msgs_per_subject=3,
+    max_msg_size=64 * 1024 * 1024,
+    allow_rollup=True,
+)
+SNAPSHOT_PREFIX = "poker.walletsnap"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Position:
+    """Where the log ends: stream sequence (for the next append's expectation), version, hash."""
+
+    sequence: int = 0
+    version: int = 0
+    hash: bytes = GENESIS
+    epoch: int = 0
+
+
+# ``json.dumps(data, sort_keys=True)`` exactly, without a new encoder per call (the bytes are
+# hashed into the chain: never change them).
+_EVENT_JSON = json.JSONEncoder(sort_keys=True)
+
+
+def to_recorded(event: Event) -> RecordedEvent:
+    data = encode_event(event)
+    return RecordedEvent(type=str(data["type"]), payload=_EVENT_JSON.encode(data).encode())
+
+
+def from_recorded(recorded: RecordedEvent) -> Event:
+    return decode_event(json.loads(recorded.payload))
+
+
+class WalletStore:
+    """Load the ledger (snapshot + tail) and append one command's events at a time."""
+
+    def __init__(self, events: EventStore, *, subject: str = SUBJECT) -> None:
+        self._events = events
+        self._subject = subject
+
+    async def load(self, *, use_snapshot: bool = True) -> tuple[LedgerState, Position]:
+        state = LedgerState()
+        position = Position()
+        snapshot = await self._events.load_snapshot(STREAM_ID) if use_snapshot else None
+        if snapshot is not None and snapshot.engine_version == SNAPSHOT_FORMAT:
+            body = json.loads(zlib.decompress(snapshot.state))
+            state = decode_state(body["state"])
+            position = Position(
+                sequence=snapshot.last_sequence,
+                version=snapshot.version,
+                hash=bytes.fromhex(body["hash"]),
+                epoch=int(body["epoch"]),
+            )
+        for stored in await self._events.read(self._subject, after_sequence=position.sequence):
+            env = stored.envelope
+            fold((from_recorded(r) for r in env.events), state)
+            position = Position(
+                sequence=stored.sequence, version=env.version, hash=env.hash, epoch=env.owner_epoch
+            )
+        return state, position
+
+    async def read_all(self) -> list[tuple[int, list[Event]]]:
+        """Every message of the log as (stream sequence, events), for audits."""
+        return [
+            (stored.sequence, [from_recorded(r) for r in stored.envelope.events])
+            for stored in await self._events.read(self._subject)
+        ]
+
+    async def append(
+        self, events: tuple[Event, ...], *, request_id: str, position: Position, epoch: int, now: dt.datetime
+    ) -> tuple[Position, bool]:
+        """Append one command's events after ``position``; returns the new position and whether
+        the store reported the message as a duplicate of one already stored."""
+        draft = Draft(
+            stream_id=STREAM_ID,
+            version=position.version + 1,
+            command_id=request_id,
+            owner_epoch=epoch,
+            rules_version=FORMAT,
+            engine_version=FORMAT,
+            events=tuple(to_recorded(e) for e in events),
+            recorded_at=now,
+        )
+        envelope = seal(draft, position.hash)
+        result = await self._events.append(self._subject, envelope, expected_sequence=position.sequence)
+        new = Position(sequence=result.sequence, version=envelope.version, hash=envelope.hash, epoch=epoch)
+        return new, result.duplicate
+
+    async def save_snapshot(self, state: LedgerState, position: Position) -> None:
+        body = {"state": encode_state(state), "hash": position.hash.hex(), "epoch": position.epoch}
+        await self._events.save_snapshot(
+            Snapshot(
+                stream_id=STREAM_ID,
+                version=position.version,
+                last_sequence=position.sequence,
+                engine_version=SNAPSHOT_FORMAT,
+                state=zlib.compress(json.dumps(body, separators=(",", ":")).encode()),
+            )
+        )

@@ -1,0 +1,143 @@
+"""The ``grpc.aio`` server every service runs: interceptor, health, reflection, clean stop.
+
+Usage (inside an async main)::
+
+    spec = ServiceSpec(
+        name=table_pb2.DESCRIPTOR.services_by_name["TableService"].full_name,
+        register=table_pb2_grpc.add_TableServiceServicer_to_server,
+        servicer=TableServicer(...),
+    )
+    running = await start_server(config, [spec])   # config: shell.config.ShellConfig
+    ...                                           # running.port is the bound port (port 0 ok)
+    await running.stop()                          # NOT_SERVING, then finish in-flight RPCs
+
+Health: ``grpc.health.v1.Health`` answers SERVING for ``""`` and for every registered service
+name, and NOT_SERVING once ``stop`` begins (so load balancers drain first). Reflection (v1alpha,
+the only version grpcio-reflection ships) lists every registered service plus health.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from grpc import aio
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from openpoker.shell.config import ShellConfig
+from openpoker.shell.interceptor import ShellInterceptor
+from openpoker.shell.logs import get_logger
+
+# Poker messages are small; a low limit stops oversized requests before parsing (grpc.md §3.5).
+MAX_MESSAGE_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServiceSpec:
+    """One gRPC service to serve: its full name, the generated ``add_*_to_server`` and servicer."""
+
+    name: str
+    register: Callable[[Any, aio.Server], None]
+    servicer: object
+
+
+@dataclass(slots=True, kw_only=True)
+class RunningServer:
+    """A started server; ``port`` is the bound port (useful with port 0)."""
+
+    server: aio.Server
+    health: health.aio.HealthServicer
+    host: str
+    port: int
+    service_names: tuple[str, ...]
+    grace_seconds: float
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Report NOT_SERVING, refuse new RPCs, let in-flight ones finish within ``grace``."""
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(self.grace_seconds if grace is None else grace)
+
+    async def wait(self) -> None:
+        await self.server.wait_for_termination()
+
+
+class _GenericOnly:
+    """The server as the generated ``add_*_to_server`` functions see it, without
+    ``add_registered_method_handlers``. Those functions add every method twice: in a generic
+    handler and as "registered" methods. grpc.aio (1.85) serves each registered method through a
+    request task of its own and, on every incoming call, ``asyncio.wait``s on all of them (one
+    done-callback added and removed per method per call): with the table service's twenty-odd
+    methods plus health and reflection, the largest single item of a cProfile of that service
+    under load. The generic handler (one request task, a method lookup by name) serves the same
+    methods with the same handlers, so the registered copies are left out. Measured beside each
+    other (two table services, interleaved sequential Acts, 2026-11-22): 1-4% less CPU per Act.
+    """
+
+    def __init__(self, server: aio.Server) -> None:
+        self._server = server
+
+    def add_generic_rpc_handlers(self, handlers: Sequence[Any]) -> None:
+        self._server.add_generic_rpc_handlers(handlers)
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
+        """Ignored: the generic handler added with them serves these methods."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._server, name)
+
+
+def domain_for(service: str) -> str:
+    """The ``ErrorInfo.domain`` of a service: ``poker.<service>``."""
+    return f"poker.{service}"
+
+
+async def start_server(
+    config: ShellConfig,
+    services: Sequence[ServiceSpec],
+    *,
+    interceptors: Sequence[aio.ServerInterceptor] = (),
+    options: Sequence[tuple[str, Any]] = (),
+) -> RunningServer:
+    """Build, bind and start the server; raise ``RuntimeError`` if the port cannot be bound."""
+    server = aio.server(
+        interceptors=[*interceptors, ShellInterceptor(domain=domain_for(config.service))],
+        options=[
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+            # One process per port: fail loudly instead of sharing a port with a stale instance.
+            ("grpc.so_reuseport", 0),
+            *options,
+        ],
+    )
+    generic: Any = _GenericOnly(server)
+    for spec in services:
+        spec.register(spec.servicer, generic)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, generic)
+    names = tuple(spec.name for spec in services)
+    reflection.enable_server_reflection(
+        (*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
+        generic,
+    )
+    try:
+        port = server.add_insecure_port(config.address)
+    except RuntimeError as exc:
+        raise RuntimeError(f"cannot listen on {config.address}: {exc}") from exc
+    await server.start()
+    for name in ("", *names):
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    get_logger().info("listening", address=f"{config.host}:{port}", services=list(names))
+    return RunningServer(
+        server=server,
+        health=health_servicer,
+        host=config.host,
+        port=port,
+        service_names=names,
+        grace_seconds=config.grace_seconds,
+    )
