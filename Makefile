@@ -59,6 +59,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy src tests bench
+	$(BIN)/lint-imports --no-cache
 	cd proto && ../$(BIN)/buf lint && ../$(BIN)/buf format --diff --exit-code
 	@! grep -rnE '^\s*(import random|from random import)' src/openpoker/services/rng src/openpoker/shuffle \
 	  --include=*.py || { echo "the rng and shuffle must never use Python's random module"; exit 1; }

@@ -29,9 +29,9 @@ from openpoker.engine.errors import NothingToCall
 from openpoker.engine.hand_events import Act, ActionKind
 from openpoker.engine.rules import Game, Rules, Stakes, Structure
 from openpoker.engine.table_events import OpenTable, SitDown, StartHand
-from openpoker.services.table import model as table_model
-from openpoker.services.table import snapshot
-from openpoker.services.table.model import TableModel
+from openpoker.tablelog import model as table_model
+from openpoker.tablelog import snapshot
+from openpoker.tablelog.model import TableModel
 
 NL = Rules(game=Game.HOLDEM, structure=Structure.NO_LIMIT, stakes=Stakes.blinds(1, 2), seats=6)
 AT = dt.datetime(2026, 11, 22, tzinfo=dt.UTC)

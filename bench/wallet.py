@@ -29,9 +29,9 @@ from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
 from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from openpoker.engine.rake import compute_rake
 from openpoker.engine.rules import RakeRules
+from openpoker.ledger.commands import BuyIn, Command, Deposit, OpenHand, PlayerAmount, SettleHand
+from openpoker.ledger.decider import LedgerState, decide, evolve
 from openpoker.services.wallet.app import WalletApp
-from openpoker.services.wallet.commands import BuyIn, Command, Deposit, OpenHand, PlayerAmount, SettleHand
-from openpoker.services.wallet.ledger import LedgerState, decide, evolve
 from openpoker.services.wallet.server import open_store
 from openpoker.shell.client import channel
 from openpoker.shell.natsproc import NatsServer

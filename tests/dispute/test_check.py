@@ -22,13 +22,13 @@ from openpoker.engine.rules import Game, RakeRules, Rules, Stakes, Structure
 from openpoker.engine.table_events import OpenTable, SitDown, StartHand
 from openpoker.eventstore.chain import GENESIS, seal
 from openpoker.eventstore.envelope import Draft
-from openpoker.services.table.model import LogEvent
-from openpoker.services.table.store import to_recorded
-from openpoker.services.wallet.commands import PlayerAmount
-from openpoker.services.wallet.events import Event as WalletEvent
-from openpoker.services.wallet.events import HandOpened, HandSettled, HandVoided, TransfersCommitted
-from openpoker.services.wallet.transfers import Phase, TransferCode, TransferRecord
+from openpoker.ledger.commands import PlayerAmount
+from openpoker.ledger.events import Event as WalletEvent
+from openpoker.ledger.events import HandOpened, HandSettled, HandVoided, TransfersCommitted
+from openpoker.ledger.transfers import Phase, TransferCode, TransferRecord
 from openpoker.shuffle import CURRENT_VERSION, commitment, derive_deck
+from openpoker.tablelog.model import LogEvent
+from openpoker.tablelog.store import to_recorded
 
 T = "t-1"
 RULES = Rules(

@@ -22,7 +22,7 @@ from openpoker.eventstore.subjects import table_subject
 from openpoker.pokerctl.bots import _ms, buy_in_for, table_config
 from openpoker.pokerctl.local import LocalSystem
 from openpoker.services.dealer.tracker import decode_event
-from openpoker.services.table.store import JetStreamTableEvents
+from openpoker.tablelog.store import JetStreamTableEvents
 from tests.e2e.helpers import Clients, in_hand
 
 GRACE_MS = 30_000

@@ -25,7 +25,7 @@ from openpoker.api.table.v1 import table_service_pb2_grpc as tgrpc
 from openpoker.engine.table_events import PlayerDisconnected, PlayerReconnected
 from openpoker.pokerctl.bots import buy_in_for, table_config
 from openpoker.pokerctl.local import LocalSystem, free_port
-from openpoker.services.table.presence import PresenceReport, subject
+from openpoker.presence import PresenceReport, subject
 from openpoker.shell import childproc
 from openpoker.shell.client import channel, health_status
 from tests.e2e.helpers import Clients

@@ -23,11 +23,11 @@ from openpoker.eventstore.envelope import Envelope
 from openpoker.eventstore.jetstream import JetStreamEventStore
 from openpoker.eventstore.streams import TABLE_EVENTS, ensure_stream
 from openpoker.eventstore.subjects import table_subject
-from openpoker.services.dealer import ids
 from openpoker.services.dealer.app import DealerApp, DealerSettings
 from openpoker.services.dealer.audit import JetStreamAudit, read_reveals
 from openpoker.services.dealer.feed import TableFeed
 from openpoker.services.dealer.pauses import KvPauseStore
+from openpoker.tablelog import ids
 from tests.services.dealer.fakes import FakeRng, FakeTable, FakeWallet, log_events
 from tests.services.dealer.rig import rules, until
 

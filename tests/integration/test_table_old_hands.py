@@ -10,9 +10,9 @@ import pytest
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.api.table.v1 import table_service_pb2_grpc as pb_grpc
-from openpoker.services.table import model as table_model
 from openpoker.services.wallet.server import WalletServer
 from openpoker.shell.client import channel
+from openpoker.tablelog import model as table_model
 from tests.integration.table_system import funded_wallet, table_service
 from tests.services.table.helpers import act, create, join, start_hand, to_act
 

@@ -17,10 +17,10 @@ from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
 from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from openpoker.eventstore.jetstream import JetStreamEventStore
 from openpoker.eventstore.subjects import partition_of, table_subject
-from openpoker.services.table.events import OwnerChanged
-from openpoker.services.table.store import decode_events
 from openpoker.services.wallet.server import WalletServer
 from openpoker.shell.client import channel
+from openpoker.tablelog.events import OwnerChanged
+from openpoker.tablelog.store import decode_events
 from tests.integration.table_system import balance, funded_wallet, table_service
 from tests.services.table.helpers import create, join
 

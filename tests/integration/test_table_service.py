@@ -16,11 +16,11 @@ from openpoker.eventstore.streams import LEASES
 from openpoker.eventstore.subjects import PARTITIONS, partition_lease_key, partition_of, table_subject
 from openpoker.services.dealer.audit import JetStreamAudit
 from openpoker.services.dealer.ports import Reveal
-from openpoker.services.table.events import OwnerChanged
-from openpoker.services.table.model import LogEvent
-from openpoker.services.table.store import decode_events
 from openpoker.services.wallet.server import WalletServer
 from openpoker.shell.client import channel, rich_error
+from openpoker.tablelog.events import OwnerChanged
+from openpoker.tablelog.model import LogEvent
+from openpoker.tablelog.store import decode_events
 from tests.integration.table_system import balance, funded_wallet, table_service
 from tests.services.table.helpers import act, create, join, rid, start_hand, to_act
 

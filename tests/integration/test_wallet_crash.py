@@ -34,8 +34,8 @@ from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from openpoker.engine.rake import compute_rake
 from openpoker.engine.rules import RakeRules
 from openpoker.eventstore.jetstream import JetStreamEventStore
+from openpoker.ledger.store import SUBJECT
 from openpoker.pokerctl.cmd_ledger import audit_live
-from openpoker.services.wallet.store import SUBJECT
 from openpoker.shell import childproc
 from openpoker.shell.client import channel
 

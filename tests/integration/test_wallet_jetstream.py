@@ -11,16 +11,16 @@ import pytest
 
 from openpoker.engine.rules import RakeRules
 from openpoker.eventstore import ConcurrencyConflict
+from openpoker.ledger import accounts
+from openpoker.ledger.codec import encode_state
+from openpoker.ledger.commands import BuyIn, Deposit, OpenHand, PlayerAmount, SettleHand, VoidHand
+from openpoker.ledger.events import TransfersCommitted
+from openpoker.ledger.store import Position
+from openpoker.ledger.transfers import Phase, TransferCode, TransferRecord
 from openpoker.pokerctl.__main__ import main as pokerctl
 from openpoker.pokerctl.cmd_ledger import audit_live
-from openpoker.services.wallet import accounts
 from openpoker.services.wallet.app import WalletApp
-from openpoker.services.wallet.codec import encode_state
-from openpoker.services.wallet.commands import BuyIn, Deposit, OpenHand, PlayerAmount, SettleHand, VoidHand
-from openpoker.services.wallet.events import TransfersCommitted
 from openpoker.services.wallet.server import open_store
-from openpoker.services.wallet.store import Position
-from openpoker.services.wallet.transfers import Phase, TransferCode, TransferRecord
 from openpoker.shell.natsproc import NatsServer
 
 pytestmark = pytest.mark.integration

@@ -11,9 +11,9 @@ from pathlib import Path
 import nats
 import pytest
 
+from openpoker.ledger.commands import Deposit
 from openpoker.pokerctl.__main__ import main
 from openpoker.services.wallet.app import WalletApp
-from openpoker.services.wallet.commands import Deposit
 from openpoker.services.wallet.server import open_store
 
 

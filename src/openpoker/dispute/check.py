@@ -69,12 +69,12 @@ from openpoker.engine.rules import Profile
 from openpoker.engine.table_events import HandScheduled
 from openpoker.eventstore.chain import GENESIS, compute_hash
 from openpoker.eventstore.envelope import msg_id
-from openpoker.services.table.events import HandVoided, OwnerChanged
-from openpoker.services.table.model import LogEvent, TableModel
-from openpoker.services.table.store import from_recorded
 from openpoker.shuffle import Check as ShuffleCheck
 from openpoker.shuffle import DealtCard, ShuffleRecord, derive_deck, verify_record
 from openpoker.shuffle.errors import ShuffleError
+from openpoker.tablelog.events import HandVoided, OwnerChanged
+from openpoker.tablelog.model import LogEvent, TableModel
+from openpoker.tablelog.store import from_recorded
 
 
 class Check(StrEnum):

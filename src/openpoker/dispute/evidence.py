@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from openpoker.eventstore.envelope import Envelope
-from openpoker.services.wallet.events import Event, HandOpened, HandSettled, HandVoided, TransfersCommitted
-from openpoker.services.wallet.transfers import TransferCode
+from openpoker.ledger.events import Event, HandOpened, HandSettled, HandVoided, TransfersCommitted
+from openpoker.ledger.transfers import TransferCode
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

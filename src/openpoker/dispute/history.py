@@ -28,7 +28,7 @@ from openpoker.engine.hand_events import (
 )
 from openpoker.engine.rules import Rules, Structure
 from openpoker.engine.table_events import DecisionTimedOut, LeaveRequested, PlayerLeft, PlayerSatOut
-from openpoker.services.table.events import HandVoided
+from openpoker.tablelog.events import HandVoided
 
 _GAMES = {"holdem": "Hold'em", "omaha": "Omaha", "six_plus": "Six Plus Hold'em"}
 _STRUCTURES = {"no_limit": "no limit", "pot_limit": "pot limit", "fixed_limit": "fixed limit"}

@@ -34,8 +34,8 @@ from openpoker.eventstore import verify_chain
 from openpoker.eventstore.jetstream import MSG_ID_HEADER, JetStreamEventStore
 from openpoker.eventstore.streams import TABLE_EVENTS, WALLET_EVENTS
 from openpoker.eventstore.subjects import table_subject
-from openpoker.services.wallet.store import SUBJECT as WALLET_SUBJECT
-from openpoker.services.wallet.store import from_recorded as wallet_event
+from openpoker.ledger.store import SUBJECT as WALLET_SUBJECT
+from openpoker.ledger.store import from_recorded as wallet_event
 from openpoker.shell.natsproc import NatsServer
 
 RNG_AUDIT_STREAM = "RNG_AUDIT"  # services.dealer.audit.RNG_AUDIT

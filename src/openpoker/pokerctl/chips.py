@@ -25,8 +25,8 @@ from openpoker.api.table.v1 import table_service_pb2 as tpb
 from openpoker.api.table.v1 import table_service_pb2_grpc as tgrpc
 from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
 from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as wgrpc
-from openpoker.services.dealer.ids import hand_id
 from openpoker.shell.client import channel, rich_error
+from openpoker.tablelog.ids import hand_id
 
 META = (("x-caller", "pokerctl"),)
 

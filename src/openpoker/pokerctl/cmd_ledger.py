@@ -37,8 +37,8 @@ from nats.js.errors import NotFoundError
 from openpoker.eventstore import Envelope, verify_chain
 from openpoker.eventstore.jetstream import JetStreamEventStore
 from openpoker.eventstore.streams import WALLET_EVENTS
-from openpoker.services.wallet.audit import AuditReport, audit
-from openpoker.services.wallet.store import SUBJECT, from_recorded
+from openpoker.ledger.audit import AuditReport, audit
+from openpoker.ledger.store import SUBJECT, from_recorded
 from openpoker.shell.config import DEFAULT_NATS_URL
 from openpoker.shell.natsproc import NatsServer
 

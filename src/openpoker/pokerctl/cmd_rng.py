@@ -27,10 +27,10 @@ from collections.abc import Iterator
 from typing import BinaryIO, TextIO
 
 from openpoker.engine.cards import parse_card
-from openpoker.services.rng.entropy import os_seed
-from openpoker.services.rng.errors import EntropyUnavailable
 from openpoker.shuffle import CURRENT_VERSION, canonical_deck, commitment, derive_deck, raw_chunks
 from openpoker.shuffle.battery import Battery
+from openpoker.shuffle.entropy import os_seed
+from openpoker.shuffle.errors import EntropyUnavailable
 
 ALPHA = 0.01
 RAW_CHUNKS_PER_HAND = 4

@@ -71,3 +71,13 @@ class DrbgError(ShuffleError):
     def __init__(self, *, problem: str) -> None:
         super().__init__(f"HMAC_DRBG: {problem}", problem=problem)
         self.problem = problem
+
+
+class EntropyUnavailable(ShuffleError):
+    """The OS CSPRNG failed: no shuffle (the table pauses), never a weaker fallback."""
+
+    reason = "ENTROPY_UNAVAILABLE"
+    kind = "precondition"
+
+    def __init__(self, *, cause: str) -> None:
+        super().__init__("the OS random source failed; refusing to shuffle", cause=cause)

@@ -11,10 +11,10 @@ import pytest
 from openpoker.engine import table as engine_table
 from openpoker.engine.hand_events import ActionKind, HandStarted
 from openpoker.engine.rules import RakeRules, Stakes
-from openpoker.services.dealer import ids
 from openpoker.services.dealer.app import HandFinished, UnknownHand
 from openpoker.services.dealer.tracker import HAND_VOIDED
 from openpoker.shuffle import ShuffleRecord, dealt_from_top, verify_record
+from openpoker.tablelog import ids
 from tests.services.dealer.fakes import failed, log_events, seat_to_act, table_stacks
 from tests.services.dealer.rig import SLOW, Rig, calling_station, rules, until
 

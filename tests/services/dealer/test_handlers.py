@@ -12,12 +12,12 @@ import pytest
 
 from openpoker.api.dealer.v1 import dealer_service_pb2 as pb
 from openpoker.api.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
-from openpoker.services.dealer import ids
 from openpoker.services.dealer.handlers import DealerServicer
 from openpoker.services.dealer.server import spec
 from openpoker.shell.client import channel, rich_error
 from openpoker.shell.config import ShellConfig
 from openpoker.shell.server import start_server
+from openpoker.tablelog import ids
 from tests.services.dealer.rig import SLOW, Rig, rules, until
 
 

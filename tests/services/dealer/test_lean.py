@@ -15,9 +15,9 @@ from openpoker.engine import codec
 from openpoker.engine import table as engine_table
 from openpoker.engine.hand_events import ActionKind, Checked
 from openpoker.eventstore.envelope import RecordedEvent
-from openpoker.services.dealer import ids
 from openpoker.services.dealer.feed import stream_sequence
 from openpoker.services.dealer.tracker import TableTrack, decode_event
+from openpoker.tablelog import ids
 from tests.services.dealer.fakes import seat_to_act
 from tests.services.dealer.rig import FAST, SLOW, Rig, rules, until
 

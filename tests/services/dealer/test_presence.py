@@ -19,9 +19,9 @@ from openpoker.engine.table_events import (
     PlayerReconnected,
     TimeOutOutcome,
 )
+from openpoker.presence import PresenceReport
 from openpoker.services.dealer.app import DealerSettings
 from openpoker.services.dealer.presence import Hearing, PresenceBook
-from openpoker.services.table.presence import PresenceReport
 from tests.services.dealer.fakes import FakeTable, failed, log_events, seat_to_act
 from tests.services.dealer.rig import SLOW, Rig, rules, until
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 
 from openpoker.engine.table_events import PlayerDisconnected, PlayerSatOut, SitOut
-from openpoker.services.table.presence import PresenceReport
+from openpoker.presence import PresenceReport
 from tests.services.dealer.fakes import log_events
 from tests.services.dealer.rig import SLOW, Rig, rules, until
 

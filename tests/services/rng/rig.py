@@ -9,7 +9,6 @@ from grpc import aio
 
 from openpoker.api.rng.v1 import rng_service_pb2_grpc as pb_grpc
 from openpoker.services.rng.app import RngApp
-from openpoker.services.rng.entropy import os_seed
 from openpoker.services.rng.handlog import InMemoryHandLog
 from openpoker.services.rng.sealing import SeedSealer
 from openpoker.services.rng.server import spec
@@ -17,6 +16,7 @@ from openpoker.services.rng.store import InMemoryShuffleStore, ShuffleStore
 from openpoker.shell.client import channel
 from openpoker.shell.config import ShellConfig
 from openpoker.shell.server import start_server
+from openpoker.shuffle.entropy import os_seed
 
 KEY = bytes(range(100, 132))
 

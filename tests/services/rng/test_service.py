@@ -11,12 +11,11 @@ import grpc
 import pytest
 
 from openpoker.api.rng.v1 import rng_service_pb2 as pb
-from openpoker.services.rng import entropy
-from openpoker.services.rng.errors import EntropyUnavailable
 from openpoker.services.rng.sealing import SeedSealer, associated_data
 from openpoker.services.rng.store import InMemoryShuffleStore, StoredShuffle
 from openpoker.shell.client import rich_error
-from openpoker.shuffle import canonical_deck, commitment, derive_deck
+from openpoker.shuffle import canonical_deck, commitment, derive_deck, entropy
+from openpoker.shuffle.errors import EntropyUnavailable
 from tests.services.rng.rig import KEY, Rig, caller, dealer, start_rig
 
 

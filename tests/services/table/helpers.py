@@ -18,11 +18,11 @@ from openpoker.services.table.app import TableApp
 from openpoker.services.table.handlers import TableServicer
 from openpoker.services.table.ownership import Ownership, StaticOwnership
 from openpoker.services.table.server import spec
-from openpoker.services.table.store import MemoryTableEvents, TableStore
 from openpoker.services.table.wallet import Escrow, WalletRefused
 from openpoker.shell.client import channel
 from openpoker.shell.config import ShellConfig
 from openpoker.shell.server import RunningServer, start_server
+from openpoker.tablelog.store import MemoryTableEvents, TableStore
 
 DEALER = (("x-caller", "dealer"),)
 

@@ -18,11 +18,11 @@ from openpoker.services.table.handlers import TableServicer
 from openpoker.services.table.ownership import Ownership, PartitionHeld, StaticOwnership
 from openpoker.services.table.reconcile import RETURN_PREFIX
 from openpoker.services.table.server import spec
-from openpoker.services.table.store import MemoryTableEvents, TableStore
 from openpoker.services.table.wallet import WalletRefused
 from openpoker.shell.client import channel
 from openpoker.shell.config import ShellConfig
 from openpoker.shell.server import start_server
+from openpoker.tablelog.store import MemoryTableEvents, TableStore
 from tests.services.table.helpers import FakeWallet, Running, SlowWallet, create, join, rid
 
 

@@ -15,12 +15,12 @@ import pytest
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.engine import table as tbl
 from openpoker.eventstore.envelope import StoredEnvelope
-from openpoker.services.table import model as table_model
-from openpoker.services.table import snapshot
-from openpoker.services.table.model import HandRecord
 from openpoker.services.table.ownership import StaticOwnership
-from openpoker.services.table.store import MemoryTableEvents
 from openpoker.shell.client import RichError, rich_error
+from openpoker.tablelog import model as table_model
+from openpoker.tablelog import snapshot
+from openpoker.tablelog.model import HandRecord
+from openpoker.tablelog.store import MemoryTableEvents
 from tests.services.table.helpers import DEALER, FakeWallet, Running, create, join, rid, serve, start_hand
 from tests.services.table.test_hand_window import Folded, play_hand
 

@@ -10,8 +10,8 @@ from typing import Any
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.engine.cards import STANDARD_DECK
 from openpoker.services.table import mapping
-from openpoker.services.table.model import ActionEntry, HandLogScan, TableModel, actions
-from openpoker.services.table.store import MemoryTableEvents
+from openpoker.tablelog.model import ActionEntry, HandLogScan, TableModel, actions
+from openpoker.tablelog.store import MemoryTableEvents
 from tests.services.table.helpers import DEALER, FakeWallet, act, create, join, rid, serve, start_hand
 
 PLAYERS = ("ann", "bob", "cat")

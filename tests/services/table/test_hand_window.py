@@ -19,11 +19,11 @@ from openpoker.engine.errors import NothingToCall
 from openpoker.engine.hand_events import Act, ActionKind
 from openpoker.engine.rules import Game, Rules, Stakes, Structure
 from openpoker.engine.table_events import OpenTable, SitDown, StartHand
-from openpoker.services.table import model as table_model
-from openpoker.services.table import snapshot
-from openpoker.services.table.model import TableModel
 from openpoker.services.table.ownership import PartitionHeld, StaticOwnership
-from openpoker.services.table.store import MemoryTableEvents, hand_value
+from openpoker.tablelog import model as table_model
+from openpoker.tablelog import snapshot
+from openpoker.tablelog.model import TableModel
+from openpoker.tablelog.store import MemoryTableEvents, hand_value
 from tests.services.table.helpers import (
     DEALER,
     FakeWallet,

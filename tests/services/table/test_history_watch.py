@@ -9,7 +9,7 @@ import pytest
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.engine.phh import DealHole, load_phh
 from openpoker.eventstore import codec as envelope_codec
-from openpoker.services.table.store import MemoryTableEvents
+from openpoker.tablelog.store import MemoryTableEvents
 from tests.services.table.helpers import (
     Running,
     act,

@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
-from openpoker.services.table import snapshot
-from openpoker.services.table.store import MemoryTableEvents
+from openpoker.tablelog import snapshot
+from openpoker.tablelog.store import MemoryTableEvents
 from tests.services.table.helpers import (
     DEALER,
     FakeWallet,

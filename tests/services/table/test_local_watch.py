@@ -14,8 +14,8 @@ import pytest
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.services.table import mapping
-from openpoker.services.table.model import ActionEntry, TableModel
 from openpoker.services.table.watchers import LocalWatchers
+from openpoker.tablelog.model import ActionEntry, TableModel
 from tests.services.table.helpers import (
     Running,
     act,

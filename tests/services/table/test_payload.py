@@ -13,8 +13,8 @@ from openpoker.engine import codec
 from openpoker.engine.hand_events import SeatAmount
 from openpoker.eventstore.envelope import RecordedEvent
 from openpoker.pokerctl.cmd_sim import play_session
-from openpoker.services.table import payload, store
-from openpoker.services.table.events import HandVoided, OwnerChanged
+from openpoker.tablelog import payload, store
+from openpoker.tablelog.events import HandVoided, OwnerChanged
 
 
 def _codec_json(event: object) -> bytes:

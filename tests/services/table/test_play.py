@@ -8,8 +8,8 @@ import grpc
 import pytest
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
-from openpoker.services.table.store import MemoryTableEvents
 from openpoker.shell.client import rich_error
+from openpoker.tablelog.store import MemoryTableEvents
 from tests.services.table.helpers import (
     FakeWallet,
     Running,

@@ -15,15 +15,15 @@ import pytest
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.api.table.v1 import table_service_pb2_grpc as pb_grpc
+from openpoker.presence import BadPresenceReport, PresenceReport, PresenceTracker, subject
 from openpoker.services.table.app import TableApp
 from openpoker.services.table.handlers import TableServicer
 from openpoker.services.table.ownership import StaticOwnership
-from openpoker.services.table.presence import BadPresenceReport, PresenceReport, PresenceTracker, subject
 from openpoker.services.table.server import spec
-from openpoker.services.table.store import MemoryTableEvents, TableStore
 from openpoker.shell.client import channel
 from openpoker.shell.config import ShellConfig
 from openpoker.shell.server import start_server
+from openpoker.tablelog.store import MemoryTableEvents, TableStore
 from tests.services.table.helpers import FakeWallet, create, join
 
 

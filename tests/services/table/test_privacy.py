@@ -7,7 +7,7 @@ import random
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.engine.cards import STANDARD_DECK
-from openpoker.services.table.store import MemoryTableEvents
+from openpoker.tablelog.store import MemoryTableEvents
 from tests.services.table.helpers import FakeWallet, act, create, join, nl_config, serve, start_hand
 
 PLAYERS = ("ann", "bob", "cat")

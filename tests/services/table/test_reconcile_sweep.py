@@ -17,15 +17,15 @@ from openpoker.api.table.v1 import table_service_pb2_grpc as pb_grpc
 from openpoker.eventstore.subjects import partition_of
 from openpoker.services.table import reconcile
 from openpoker.services.table.app import TableApp
-from openpoker.services.table.events import OwnerChanged
 from openpoker.services.table.handlers import TableServicer
 from openpoker.services.table.ownership import Ownership, PartitionHeld, StaticOwnership
 from openpoker.services.table.server import spec
-from openpoker.services.table.store import MemoryTableEvents, TableStore, decode_events
 from openpoker.services.table.wallet import Escrow
 from openpoker.shell.client import channel
 from openpoker.shell.config import ShellConfig
 from openpoker.shell.server import start_server
+from openpoker.tablelog.events import OwnerChanged
+from openpoker.tablelog.store import MemoryTableEvents, TableStore, decode_events
 from tests.services.table.helpers import FakeWallet, Running, create, join, rid
 
 PARTITIONS = 256

@@ -7,12 +7,12 @@ import pytest
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.eventstore.subjects import table_subject
-from openpoker.services.table import snapshot
-from openpoker.services.table.events import OwnerChanged
-from openpoker.services.table.model import TableModel
 from openpoker.services.table.ownership import StaticOwnership
-from openpoker.services.table.store import MemoryTableEvents, decode_events, fold_envelope
 from openpoker.shell.client import rich_error
+from openpoker.tablelog import snapshot
+from openpoker.tablelog.events import OwnerChanged
+from openpoker.tablelog.model import TableModel
+from openpoker.tablelog.store import MemoryTableEvents, decode_events, fold_envelope
 from tests.services.table.helpers import FakeWallet, Running, act, create, join, serve, start_hand, to_act
 
 

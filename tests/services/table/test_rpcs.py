@@ -9,8 +9,8 @@ import grpc
 import pytest
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
-from openpoker.services.table.store import MemoryTableEvents
 from openpoker.shell.client import RichError, rich_error
+from openpoker.tablelog.store import MemoryTableEvents
 from tests.services.table.helpers import (
     DEALER,
     FakeWallet,

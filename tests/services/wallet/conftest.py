@@ -10,9 +10,9 @@ from grpc import aio
 
 from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from openpoker.eventstore.memory import InMemoryEventStore
+from openpoker.ledger.store import WalletStore
 from openpoker.services.wallet.app import WalletApp
 from openpoker.services.wallet.server import spec
-from openpoker.services.wallet.store import WalletStore
 from openpoker.shell.client import channel
 from openpoker.shell.config import ShellConfig
 from openpoker.shell.server import RunningServer, start_server

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from openpoker.services.wallet.commands import Command
-from openpoker.services.wallet.events import Event, LedgerOpened
-from openpoker.services.wallet.ledger import Decision, LedgerState, decide, evolve, records_of
-from openpoker.services.wallet.transfers import TransferRecord
+from openpoker.ledger.commands import Command
+from openpoker.ledger.decider import Decision, LedgerState, decide, evolve, records_of
+from openpoker.ledger.events import Event, LedgerOpened
+from openpoker.ledger.transfers import TransferRecord
 
 
 @dataclass

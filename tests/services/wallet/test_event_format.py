@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 from openpoker.engine.rules import RakeRules
-from openpoker.services.wallet.commands import PlayerAmount
-from openpoker.services.wallet.events import Event, HandOpened, HandSettled, LedgerOpened, TransfersCommitted
-from openpoker.services.wallet.store import from_recorded, to_recorded
-from openpoker.services.wallet.transfers import Phase, TransferCode, TransferRecord
+from openpoker.ledger.commands import PlayerAmount
+from openpoker.ledger.events import Event, HandOpened, HandSettled, LedgerOpened, TransfersCommitted
+from openpoker.ledger.store import from_recorded, to_recorded
+from openpoker.ledger.transfers import Phase, TransferCode, TransferRecord
 
 RESERVE = TransferRecord(
     id="hand/t1/7/reserve/p1",

@@ -19,10 +19,9 @@ from openpoker.engine.rake import compute_rake
 from openpoker.engine.rules import RakeRules
 from openpoker.eventstore import AppendResult, AppendUnresolved, Envelope, Snapshot, StoredEnvelope
 from openpoker.eventstore.memory import InMemoryEventStore
-from openpoker.services.wallet import accounts
-from openpoker.services.wallet.app import WalletApp
-from openpoker.services.wallet.audit import audit
-from openpoker.services.wallet.commands import (
+from openpoker.ledger import accounts
+from openpoker.ledger.audit import audit
+from openpoker.ledger.commands import (
     BuyIn,
     CashOut,
     Command,
@@ -33,9 +32,10 @@ from openpoker.services.wallet.commands import (
     VoidHand,
     Withdraw,
 )
+from openpoker.ledger.events import Event
+from openpoker.ledger.store import SUBJECT, WalletStore, from_recorded
+from openpoker.services.wallet.app import WalletApp
 from openpoker.services.wallet.errors import LedgerUnavailable
-from openpoker.services.wallet.events import Event
-from openpoker.services.wallet.store import SUBJECT, WalletStore, from_recorded
 
 PLAYERS = ("a", "b", "c")
 RAKE = RakeRules(basis_points=450, caps=((2, 40), (3, 90)))

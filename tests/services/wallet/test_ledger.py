@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from openpoker.engine.rules import RakeRules
-from openpoker.services.wallet import accounts
-from openpoker.services.wallet.audit import audit
-from openpoker.services.wallet.codec import decode_state, dump_events, encode_state, load_events
-from openpoker.services.wallet.commands import (
+from openpoker.ledger import accounts
+from openpoker.ledger.audit import audit
+from openpoker.ledger.codec import decode_state, dump_events, encode_state, load_events
+from openpoker.ledger.commands import (
     BuyIn,
     CashOut,
     Deposit,
@@ -18,9 +18,8 @@ from openpoker.services.wallet.commands import (
     VoidHand,
     Withdraw,
 )
-from openpoker.services.wallet.events import HandSettled, TransfersCommitted
-from openpoker.services.wallet.ledger import LedgerState, decide, fold
-from openpoker.services.wallet.ledger_errors import (
+from openpoker.ledger.decider import LedgerState, decide, fold
+from openpoker.ledger.errors import (
     BalanceOverflow,
     ExceedsPendingAmount,
     HandAlreadyOpen,
@@ -37,7 +36,8 @@ from openpoker.services.wallet.ledger_errors import (
     UnknownAccount,
     UnknownHand,
 )
-from openpoker.services.wallet.transfers import (
+from openpoker.ledger.events import HandSettled, TransfersCommitted
+from openpoker.ledger.transfers import (
     Phase,
     PostPending,
     Transfer,

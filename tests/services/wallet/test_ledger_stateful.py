@@ -30,10 +30,10 @@ from hypothesis.stateful import (
 
 from openpoker.engine.rake import compute_rake
 from openpoker.engine.rules import RakeRules
-from openpoker.services.wallet import accounts
-from openpoker.services.wallet.audit import audit
-from openpoker.services.wallet.codec import decode_state, encode_state
-from openpoker.services.wallet.commands import (
+from openpoker.ledger import accounts
+from openpoker.ledger.audit import audit
+from openpoker.ledger.codec import decode_state, encode_state
+from openpoker.ledger.commands import (
     BuyIn,
     CashOut,
     Command,
@@ -44,8 +44,8 @@ from openpoker.services.wallet.commands import (
     VoidHand,
     Withdraw,
 )
-from openpoker.services.wallet.ledger import LedgerState, fold
-from openpoker.services.wallet.ledger_errors import (
+from openpoker.ledger.decider import LedgerState, fold
+from openpoker.ledger.errors import (
     HandAlreadySettled,
     HandAlreadyVoided,
     InsufficientFunds,

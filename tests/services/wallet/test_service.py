@@ -8,9 +8,9 @@ import grpc
 import pytest
 
 from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
-from openpoker.services.wallet.audit import audit
-from openpoker.services.wallet.codec import encode_state
-from openpoker.services.wallet.ledger_errors import CurrencyMismatch
+from openpoker.ledger.audit import audit
+from openpoker.ledger.codec import encode_state
+from openpoker.ledger.errors import CurrencyMismatch
 from openpoker.shell.client import rich_error
 
 from .conftest import CASHIER, DEALER, TABLE, Rig, caller, start_rig

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from openpoker.eventstore import Snapshot
 from openpoker.eventstore.memory import InMemoryEventStore
+from openpoker.ledger.commands import Deposit
+from openpoker.ledger.store import WalletStore
 from openpoker.services.wallet.app import WalletApp
-from openpoker.services.wallet.commands import Deposit
-from openpoker.services.wallet.store import WalletStore
 
 
 class SnapshotSpy(InMemoryEventStore):

@@ -40,13 +40,13 @@ from enum import StrEnum
 
 from openpoker.engine.table import TableState
 from openpoker.eventstore.envelope import Envelope
-from openpoker.services.dealer import ids
+from openpoker.presence import PresenceReport
 from openpoker.services.dealer.ports import AuditPort, CallFailed, Reveal, RngPort, TablePort, WalletPort
 from openpoker.services.dealer.presence import DEFAULT_TTL, PresenceBook
 from openpoker.services.dealer.settlement import reservation, settlement
 from openpoker.services.dealer.tracker import HandRecord, TableTrack
-from openpoker.services.table.presence import PresenceReport
 from openpoker.shell.logs import get_logger
+from openpoker.tablelog import ids
 
 # Reasons that mean "already done" when a step is retried.
 _ALREADY_SETTLED = {"HAND_ALREADY_SETTLED"}

@@ -27,9 +27,9 @@ from openpoker.api.table.v1 import table_service_pb2_grpc as table_grpc
 from openpoker.api.wallet.v1 import wallet_service_pb2 as wallet_pb
 from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as wallet_grpc
 from openpoker.engine.rules import RakeRules
-from openpoker.services.dealer import ids
 from openpoker.services.dealer.ports import CallFailed, Shuffled
 from openpoker.shell.client import rich_error
+from openpoker.tablelog import ids
 
 CALLER = (("x-caller", "dealer"),)
 RETRYABLE = frozenset(

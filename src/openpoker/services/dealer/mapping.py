@@ -7,9 +7,9 @@ import datetime as dt
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from openpoker.api.dealer.v1 import dealer_service_pb2 as pb
-from openpoker.services.dealer import ids
 from openpoker.services.dealer.app import ActiveHandInfo, Stage
 from openpoker.services.dealer.errors import InvalidPageSize, InvalidPageToken
+from openpoker.tablelog import ids
 
 DEFAULT_PAGE = 50
 MAX_PAGE = 500

@@ -46,7 +46,7 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
 from openpoker.engine.table import TableState
-from openpoker.services.table.presence import SUBJECTS, BadPresenceReport, PresenceReport
+from openpoker.presence import SUBJECTS, BadPresenceReport, PresenceReport
 from openpoker.shell.logs import get_logger
 
 DEFAULT_TTL = 6.0  # seconds: three of the table service's default 2 s heartbeats

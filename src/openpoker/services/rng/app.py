@@ -26,9 +26,7 @@ from dataclasses import dataclass, field
 
 from openpoker.engine.cards import Card
 from openpoker.eventstore.subjects import table_subject
-from openpoker.services.rng.entropy import SeedSource
 from openpoker.services.rng.errors import (
-    EntropyUnavailable,
     HandIdReused,
     HandNotEnded,
     InvalidTableId,
@@ -48,6 +46,8 @@ from openpoker.shuffle import (
     verify_record,
 )
 from openpoker.shuffle.derivation import hand_id_bytes
+from openpoker.shuffle.entropy import SeedSource
+from openpoker.shuffle.errors import EntropyUnavailable
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,15 +17,6 @@ from openpoker.shell.errors import (
 )
 
 
-class EntropyUnavailable(FailedPrecondition):
-    """The OS CSPRNG failed: no shuffle (the table pauses), never a weaker fallback."""
-
-    reason = "ENTROPY_UNAVAILABLE"
-
-    def __init__(self, *, cause: str) -> None:
-        super().__init__("the OS random source failed; refusing to shuffle", cause=cause)
-
-
 class InvalidTableId(InvalidArgument):
     reason = "INVALID_TABLE_ID"
 

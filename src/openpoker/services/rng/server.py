@@ -13,13 +13,13 @@ from openpoker.api.rng.v1 import rng_service_pb2_grpc as pb_grpc
 from openpoker.eventstore.jetstream import JetStreamEventStore
 from openpoker.services.rng.app import RngApp
 from openpoker.services.rng.config import RngConfig
-from openpoker.services.rng.entropy import os_seed
 from openpoker.services.rng.handlers import RngServicer
 from openpoker.services.rng.handlog import EventLogHandLog
 from openpoker.services.rng.sealing import SeedSealer
 from openpoker.services.rng.store import JetStreamShuffleStore
 from openpoker.shell.logs import configure_logging, get_logger
 from openpoker.shell.server import RunningServer, ServiceSpec, start_server
+from openpoker.shuffle.entropy import os_seed
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["RngService"].full_name
 

@@ -2,11 +2,11 @@
 
 Shape (STYLE.md): ``config`` (environment), ``server`` (wiring, clean stop), ``handlers`` (thin:
 identity, protobuf -> app -> protobuf), ``app`` (load -> fold -> decide -> append, retries,
-fencing, wallet flows), ``model`` (the fold of one table log), ``store`` (envelopes on JetStream
-or in memory, snapshots), ``snapshot`` (snapshot codec), ``ownership`` (partition leases),
-``wallet`` (the wallet port), ``retrying`` (background cash-outs and refunds: back-off, when to
-stop), ``reconcile`` (escrow no log accounts for goes back to cash), ``mapping`` (pure protobuf
-<-> domain), ``errors``, ``events`` (the service's own ``OwnerChanged`` and ``HandVoided``).
+fencing, wallet flows), ``ownership`` (partition leases), ``wallet`` (the wallet port),
+``retrying`` (background cash-outs and refunds: back-off, when to stop), ``reconcile`` (escrow no
+log accounts for goes back to cash), ``mapping`` (pure protobuf <-> domain), ``errors``. The
+table log itself (its events, the fold, the store and snapshot codec) is the library
+``openpoker.tablelog``, which the dispute tools read too.
 
 Events the dealer reacts to
 ---------------------------
@@ -15,7 +15,7 @@ The log is the stream ``TABLE_EVENTS`` (``POKER_TABLE_STREAM``), one subject per
 message is one ``poker.common.v1.Envelope`` (one command's outcome: ``version`` gapless,
 ``command_id`` = the RPC's ``request_id``, ``owner_epoch``); each ``Event`` has ``type`` = the
 class name and ``payload`` = ``engine.codec`` JSON (decode with
-``services.table.store.decode_events``). Subscribe to ``poker.table.>`` to see every table.
+``openpoker.tablelog.store.decode_events``). Subscribe to ``poker.table.>`` to see every table.
 The names a dealer needs:
 
 * ``TableOpened{table_id, rules}``: first event of a table (``rules.time`` holds the clocks).

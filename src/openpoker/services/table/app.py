@@ -78,7 +78,6 @@ from openpoker.engine.table_events import (
 from openpoker.eventstore.envelope import Snapshot, StoredEnvelope
 from openpoker.eventstore.errors import ConcurrencyConflict
 from openpoker.eventstore.subjects import partition_of
-from openpoker.services.table import model as table_model
 from openpoker.services.table import retrying
 from openpoker.services.table.errors import (
     HandNotFinished,
@@ -92,15 +91,16 @@ from openpoker.services.table.errors import (
     TableNotFound,
     TooManyConflicts,
 )
-from openpoker.services.table.events import HandVoided, OwnerChanged
-from openpoker.services.table.model import HandRecord, Left, LogEvent, Outcome, TableModel
 from openpoker.services.table.ownership import Ownership, PartitionHeld
 from openpoker.services.table.reconcile import Reconciler, holders
-from openpoker.services.table.store import RULES_VERSION_SUFFIX, TableStore, decode_events, fold_envelope
 from openpoker.services.table.wallet import Wallet
 from openpoker.services.table.watchers import LocalWatch, LocalWatchers, Render, entries_since, hand_mark
 from openpoker.shell.errors import ServiceError
 from openpoker.shell.logs import get_logger
+from openpoker.tablelog import model as table_model
+from openpoker.tablelog.events import HandVoided, OwnerChanged
+from openpoker.tablelog.model import HandRecord, Left, LogEvent, Outcome, TableModel
+from openpoker.tablelog.store import RULES_VERSION_SUFFIX, TableStore, decode_events, fold_envelope
 
 
 def _settled(task: asyncio.Task[Any]) -> None:

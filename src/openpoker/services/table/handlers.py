@@ -29,14 +29,14 @@ from openpoker.engine.hand_events import CardsShown, HandStarted
 from openpoker.engine.phh_replay import UnsupportedPhh, history_from_events
 from openpoker.eventstore import codec as envelope_codec
 from openpoker.eventstore.envelope import Envelope
+from openpoker.presence import PresenceTracker
 from openpoker.services.table import mapping
 from openpoker.services.table.app import Committed, TableApp, hand_events_of
 from openpoker.services.table.errors import BadRequest, BatchTooLarge, CallerNotDealer, PlayerRequired
-from openpoker.services.table.model import ActionEntry, LogEvent, TableModel, actions
-from openpoker.services.table.presence import PresenceTracker
 from openpoker.shell.interceptor import refused
 from openpoker.shell.logs import bind
 from openpoker.shell.server import domain_for
+from openpoker.tablelog.model import ActionEntry, LogEvent, TableModel, actions
 
 Context = aio.ServicerContext[Any, Any]
 CALLER_HEADER = "x-caller"

@@ -25,8 +25,8 @@ from openpoker.engine.hand_events import Street
 from openpoker.engine.rules import BuyInRules, Game, Profile, RakeRules, Rules, Stakes, Structure, TimeRules
 from openpoker.engine.seating import Debt, SeatView
 from openpoker.services.table.errors import BadRequest
-from openpoker.services.table.events import HandVoided
-from openpoker.services.table.model import (
+from openpoker.tablelog.events import HandVoided
+from openpoker.tablelog.model import (
     ActionEntry,
     HandLogScan,
     HandRecord,

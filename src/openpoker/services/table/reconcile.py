@@ -61,9 +61,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from openpoker.engine.table_events import PlayerLeft
-from openpoker.services.table.model import TableModel
 from openpoker.services.table.wallet import Escrow
 from openpoker.shell.logs import get_logger
+from openpoker.tablelog.model import TableModel
 
 RETURN_PREFIX = "reconcile:"
 CONCURRENCY = 4  # tables reconciled at once by one instance (wallet calls, log reads)

@@ -14,16 +14,16 @@ from nats.aio.client import Client as Nats
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.api.table.v1 import table_service_pb2_grpc as pb_grpc
 from openpoker.eventstore.streams import LEASES, TABLE_EVENTS, TABLE_SNAPSHOTS, ensure_bucket, ensure_stream
+from openpoker.presence import PresenceTracker
 from openpoker.services.table.app import TableApp
 from openpoker.services.table.config import TableConfig
 from openpoker.services.table.handlers import TableServicer
 from openpoker.services.table.ownership import KvOwnership
-from openpoker.services.table.presence import PresenceTracker
-from openpoker.services.table.store import JetStreamTableEvents, TableStore
 from openpoker.services.table.wallet import GrpcWallet, Wallet
 from openpoker.shell.client import channel
 from openpoker.shell.logs import configure_logging
 from openpoker.shell.server import RunningServer, ServiceSpec, start_server
+from openpoker.tablelog.store import JetStreamTableEvents, TableStore
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["TableService"].full_name
 

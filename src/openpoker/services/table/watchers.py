@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
-from openpoker.services.table.model import ActionEntry, TableModel
+from openpoker.tablelog.model import ActionEntry, TableModel
 
 T = TypeVar("T")
 Render = Callable[[TableModel, list[ActionEntry]], T]

@@ -23,15 +23,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from openpoker.eventstore import ConcurrencyConflict, EventStoreError
-from openpoker.services.wallet import accounts
-from openpoker.services.wallet.accounts import Balances
-from openpoker.services.wallet.commands import Command
+from openpoker.ledger import accounts
+from openpoker.ledger.accounts import Balances
+from openpoker.ledger.commands import Command
+from openpoker.ledger.decider import LedgerState, decide, evolve, records_of
+from openpoker.ledger.errors import CurrencyMismatch
+from openpoker.ledger.events import Event, LedgerOpened, TransfersCommitted
+from openpoker.ledger.store import Position, WalletStore
+from openpoker.ledger.transfers import TransferRecord
 from openpoker.services.wallet.errors import LedgerUnavailable
-from openpoker.services.wallet.events import Event, LedgerOpened, TransfersCommitted
-from openpoker.services.wallet.ledger import LedgerState, decide, evolve, records_of
-from openpoker.services.wallet.ledger_errors import CurrencyMismatch
-from openpoker.services.wallet.store import Position, WalletStore
-from openpoker.services.wallet.transfers import TransferRecord
 from openpoker.shell.logs import get_logger
 
 CONFLICT_RETRIES = 3

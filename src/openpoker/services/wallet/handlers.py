@@ -13,7 +13,8 @@ from grpc import aio
 
 from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
 from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
-from openpoker.services.wallet import accounts, mapping
+from openpoker.ledger import accounts
+from openpoker.services.wallet import mapping
 from openpoker.services.wallet.app import WalletApp
 from openpoker.shell.callers import ANYONE, authorize, caller_of
 from openpoker.shell.logs import bind

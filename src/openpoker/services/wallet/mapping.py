@@ -8,8 +8,8 @@ from collections.abc import Iterable
 
 from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
 from openpoker.engine.rules import RakeRules
-from openpoker.services.wallet.accounts import Balances, escrow
-from openpoker.services.wallet.commands import (
+from openpoker.ledger.accounts import Balances, escrow
+from openpoker.ledger.commands import (
     BuyIn,
     CashOut,
     Deposit,
@@ -19,8 +19,8 @@ from openpoker.services.wallet.commands import (
     VoidHand,
     Withdraw,
 )
+from openpoker.ledger.transfers import Phase, TransferCode, TransferRecord
 from openpoker.services.wallet.errors import InvalidPageSize, InvalidPageToken, InvalidRakeRules
-from openpoker.services.wallet.transfers import Phase, TransferCode, TransferRecord
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500

@@ -12,10 +12,10 @@ from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
 from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from openpoker.eventstore.jetstream import JetStreamEventStore
 from openpoker.eventstore.streams import WALLET_EVENTS, ensure_stream
+from openpoker.ledger.store import SNAPSHOT_PREFIX, WALLET_SNAPSHOTS, WalletStore
 from openpoker.services.wallet.app import WalletApp
 from openpoker.services.wallet.config import WalletConfig
 from openpoker.services.wallet.handlers import WalletServicer
-from openpoker.services.wallet.store import SNAPSHOT_PREFIX, WALLET_SNAPSHOTS, WalletStore
 from openpoker.shell.logs import configure_logging
 from openpoker.shell.server import RunningServer, ServiceSpec, start_server
 

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from openpoker.services.wallet.accounts import INT64_MAX, WORLD, Balances
-from openpoker.services.wallet.ledger_errors import (
+from openpoker.ledger.accounts import INT64_MAX, WORLD, Balances
+from openpoker.ledger.errors import (
     BalanceOverflow,
     DuplicateTransferInBatch,
     ExceedsPendingAmount,

@@ -21,8 +21,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from openpoker.engine.rake import compute_rake
-from openpoker.services.wallet import accounts
-from openpoker.services.wallet.events import (
+from openpoker.ledger import accounts
+from openpoker.ledger.decider import LedgerState, evolve
+from openpoker.ledger.events import (
     Event,
     HandOpened,
     HandSettled,
@@ -31,9 +32,8 @@ from openpoker.services.wallet.events import (
     LedgerOpened,
     TransfersCommitted,
 )
-from openpoker.services.wallet.hands import hand_key
-from openpoker.services.wallet.ledger import LedgerState, evolve
-from openpoker.services.wallet.transfers import Phase, TransferCode, totals
+from openpoker.ledger.hands import hand_key
+from openpoker.ledger.transfers import Phase, TransferCode, totals
 
 
 @dataclass(slots=True, kw_only=True)

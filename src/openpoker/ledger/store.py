@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 from openpoker.eventstore import GENESIS, Draft, EventStore, RecordedEvent, Snapshot, seal
 from openpoker.eventstore.streams import StreamSettings
-from openpoker.services.wallet.codec import decode_event, decode_state, encode_event, encode_state
-from openpoker.services.wallet.events import Event
-from openpoker.services.wallet.ledger import LedgerState, fold
+from openpoker.ledger.codec import decode_event, decode_state, encode_event, encode_state
+from openpoker.ledger.decider import LedgerState, fold
+from openpoker.ledger.events import Event
 
 STREAM_ID = "wallet"
 SUBJECT = "poker.wallet.ledger"

@@ -43,8 +43,8 @@ from openpoker.eventstore.jetstream import JetStreamEventStore
 from openpoker.eventstore.memory import InMemoryEventStore
 from openpoker.eventstore.streams import BucketSettings, ensure_bucket
 from openpoker.eventstore.subjects import table_subject
-from openpoker.services.table import payload, snapshot
-from openpoker.services.table.model import HandRecord, LogEvent, TableModel
+from openpoker.tablelog import payload, snapshot
+from openpoker.tablelog.model import HandRecord, LogEvent, TableModel
 
 ENGINE_VERSION = "openpoker-engine/0.1"
 AUDIT_STREAM = "RNG_AUDIT"  # written by the dealer (services.dealer.audit)

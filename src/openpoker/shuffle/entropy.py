@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from openpoker.services.rng.errors import EntropyUnavailable
 from openpoker.shuffle import SEED_BYTES
+from openpoker.shuffle.errors import EntropyUnavailable
 
 SeedSource = Callable[[], bytes]
 

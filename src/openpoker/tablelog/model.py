@@ -45,7 +45,7 @@ from openpoker.engine.table_events import (
     PlayerSeated,
     TableOpened,
 )
-from openpoker.services.table.events import HandVoided, OwnerChanged
+from openpoker.tablelog.events import HandVoided, OwnerChanged
 
 LogEvent = table.TableLogEvent | OwnerChanged | HandVoided
 

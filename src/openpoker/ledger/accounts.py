@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from openpoker.services.wallet.ledger_errors import InvalidIdentifier
+from openpoker.ledger.errors import InvalidIdentifier
 
 WORLD = "world"
 HOUSE_RAKE = "house/rake"

@@ -10,9 +10,10 @@ import json
 from typing import Any, assert_never
 
 from openpoker.engine.rules import RakeRules
-from openpoker.services.wallet.accounts import Balances
-from openpoker.services.wallet.commands import PlayerAmount
-from openpoker.services.wallet.events import (
+from openpoker.ledger.accounts import Balances
+from openpoker.ledger.commands import PlayerAmount
+from openpoker.ledger.decider import LedgerState
+from openpoker.ledger.events import (
     Event,
     HandOpened,
     HandSettled,
@@ -21,9 +22,8 @@ from openpoker.services.wallet.events import (
     LedgerOpened,
     TransfersCommitted,
 )
-from openpoker.services.wallet.hands import HandRecord, hand_key
-from openpoker.services.wallet.ledger import LedgerState
-from openpoker.services.wallet.transfers import Phase, TransferCode, TransferRecord
+from openpoker.ledger.hands import HandRecord, hand_key
+from openpoker.ledger.transfers import Phase, TransferCode, TransferRecord
 
 SNAPSHOT_VERSION = 1
 

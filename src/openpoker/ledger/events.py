@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from openpoker.engine.rules import RakeRules
-from openpoker.services.wallet.commands import PlayerAmount
-from openpoker.services.wallet.transfers import TransferRecord
+from openpoker.ledger.commands import PlayerAmount
+from openpoker.ledger.transfers import TransferRecord
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

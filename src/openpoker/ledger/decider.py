@@ -23,9 +23,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import assert_never
 
-from openpoker.services.wallet import accounts
-from openpoker.services.wallet.accounts import Balances
-from openpoker.services.wallet.commands import (
+from openpoker.ledger import accounts
+from openpoker.ledger.accounts import Balances
+from openpoker.ledger.commands import (
     BuyIn,
     CashOut,
     Command,
@@ -35,24 +35,7 @@ from openpoker.services.wallet.commands import (
     VoidHand,
     Withdraw,
 )
-from openpoker.services.wallet.events import (
-    Event,
-    HandOpened,
-    HandSettled,
-    HandStatus,
-    HandVoided,
-    LedgerOpened,
-    TransfersCommitted,
-)
-from openpoker.services.wallet.hands import (
-    HandRecord,
-    check_hand_no,
-    hand_key,
-    open_ops,
-    settle_ops,
-    void_ops,
-)
-from openpoker.services.wallet.ledger_errors import (
+from openpoker.ledger.errors import (
     HandAlreadyOpen,
     HandAlreadySettled,
     HandAlreadyVoided,
@@ -63,7 +46,24 @@ from openpoker.services.wallet.ledger_errors import (
     UnknownAccount,
     UnknownHand,
 )
-from openpoker.services.wallet.transfers import (
+from openpoker.ledger.events import (
+    Event,
+    HandOpened,
+    HandSettled,
+    HandStatus,
+    HandVoided,
+    LedgerOpened,
+    TransfersCommitted,
+)
+from openpoker.ledger.hands import (
+    HandRecord,
+    check_hand_no,
+    hand_key,
+    open_ops,
+    settle_ops,
+    void_ops,
+)
+from openpoker.ledger.transfers import (
     Transfer,
     TransferCode,
     TransferOp,

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 
 from openpoker.engine.rake import compute_rake
 from openpoker.engine.rules import RakeRules
-from openpoker.services.wallet import accounts
-from openpoker.services.wallet.commands import OpenHand, PlayerAmount, SettleHand
-from openpoker.services.wallet.events import HandStatus
-from openpoker.services.wallet.ledger_errors import InvalidAmount, SettlementMismatch
-from openpoker.services.wallet.transfers import (
+from openpoker.ledger import accounts
+from openpoker.ledger.commands import OpenHand, PlayerAmount, SettleHand
+from openpoker.ledger.errors import InvalidAmount, SettlementMismatch
+from openpoker.ledger.events import HandStatus
+from openpoker.ledger.transfers import (
     PostPending,
     Transfer,
     TransferCode,

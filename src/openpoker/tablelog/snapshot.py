@@ -23,8 +23,8 @@ from collections import OrderedDict
 from itertools import islice
 
 from openpoker.engine import codec, table
-from openpoker.services.table import model as table_model
-from openpoker.services.table.model import HandRecord, Left, Outcome, TableModel
+from openpoker.tablelog import model as table_model
+from openpoker.tablelog.model import HandRecord, Left, Outcome, TableModel
 
 # 2: a left player's chips carry the hand they come out of (after_hand).
 # 3: only the latest HANDS_KEPT hands are indexed, plus "hands_total" (the count of all hands).
