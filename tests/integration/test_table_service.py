@@ -183,7 +183,7 @@ async def test_two_instances_never_both_append(nats_url: str, wallet: WalletServ
             assert len(after) == len(before)
             epochs = [epoch for epoch, _ in after]
             assert epochs == sorted(epochs)
-            assert "t1" not in a.app._tables
+            assert "t1" not in a.app.writer.tables
             await act(stub_b, to_act(taken), pb.ACTION_TYPE_CHECK)
     finally:
         await nc.close()

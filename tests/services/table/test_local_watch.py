@@ -182,7 +182,7 @@ async def test_a_watch_from_the_log_starts_at_the_newest_snapshot(svc: Running) 
         return await original(subject, after_sequence=after_sequence, from_version=from_version)
 
     events.read = read  # type: ignore[method-assign]
-    from_log = svc.app._watch_log("t1", 0, render_for("ann"))
+    from_log = svc.app.queries.watch_log("t1", 0, render_for("ann"))
     async with contextlib.aclosing(from_log):
         first = await anext(from_log)
     assert reads

@@ -135,7 +135,7 @@ async def test_a_table_nobody_uses_after_a_restart_is_reconciled() -> None:
         # Seated players keep their chips; the table with no orphan was never taken over.
         assert (wallet.escrow[("t1", "ann")], wallet.escrow[("t3", "cat")]) == (200, 200)
         assert returns(wallet, "ann") == returns(wallet, "cat") == []
-        assert "t3" not in new.app._tables
+        assert "t3" not in new.app.writer.tables
         assert await owners_in_log(events, "t3") == ["table-1"]
         assert await owners_in_log(events, "t2") == ["table-1", "table-2"]  # taken to return
     finally:
@@ -239,8 +239,8 @@ async def test_many_idle_tables_cost_one_look_each_and_no_partition_is_taken() -
         # player's, so no partition was taken (they stay free for the instances their traffic
         # reaches), no table taken over, nothing appended, nobody's chips moved.
         assert events.loads - loads == 30
-        assert new.app._partitions == {}
-        assert new.app._tables == {}
+        assert new.app.writer.partitions == {}
+        assert new.app.writer.tables == {}
         for i in range(30):
             assert await owners_in_log(events, f"idle{i}") == ["table-1"]
         assert not [c for c in wallet.calls[calls:] if c[0] != "escrows"]

@@ -130,7 +130,7 @@ async def test_two_writers_never_both_append() -> None:
         assert len(after) == len(before)
         epochs = [s.envelope.owner_epoch for s in after]
         assert epochs == sorted(epochs)
-        assert "t1" not in old.app._tables  # dropped from memory
+        assert "t1" not in old.app.writer.tables  # dropped from memory
         # Reads still work anywhere; the new owner goes on writing.
         await act(new.stub, to_act(taken), pb.ACTION_TYPE_CHECK)
     finally:

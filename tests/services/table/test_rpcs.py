@@ -200,7 +200,7 @@ async def test_append_failure_after_buy_in_refunds(svc: Running, wallet: FakeWal
     async def broken(*args: object, **kwargs: object) -> object:
         raise RuntimeError("store down")
 
-    svc.app.execute = broken  # type: ignore[method-assign,assignment]
+    svc.app.writer.execute = broken  # type: ignore[method-assign,assignment]
     err = await refused(join(svc.stub, "ann", 1))
     assert err.code == grpc.StatusCode.INTERNAL
     assert wallet.cash["ann"] == 1000
@@ -209,13 +209,13 @@ async def test_append_failure_after_buy_in_refunds(svc: Running, wallet: FakeWal
 
 async def test_ambiguous_failure_after_the_append_keeps_the_escrow(svc: Running, wallet: FakeWallet) -> None:
     await create(svc.stub)
-    landed = svc.app.execute
+    landed = svc.app.writer.execute
 
     async def lost_reply(*args: Any, **kwargs: Any) -> Any:
         await landed(*args, **kwargs)
         raise RuntimeError("ack lost after the append")
 
-    svc.app.execute = lost_reply  # type: ignore[method-assign]
+    svc.app.writer.execute = lost_reply  # type: ignore[method-assign]
     err = await refused(join(svc.stub, "ann", 1))
     assert err.code == grpc.StatusCode.INTERNAL
     # The log has the seat, so the escrow backing it stays (no refund).

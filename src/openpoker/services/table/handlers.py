@@ -31,8 +31,10 @@ from openpoker.eventstore import codec as envelope_codec
 from openpoker.eventstore.envelope import Envelope
 from openpoker.presence import PresenceTracker
 from openpoker.services.table import mapping
-from openpoker.services.table.app import Committed, TableApp, hand_events_of
+from openpoker.services.table.app import TableApp
 from openpoker.services.table.errors import BadRequest, BatchTooLarge, CallerNotDealer, PlayerRequired
+from openpoker.services.table.queries import hand_events_of
+from openpoker.services.table.writer import Committed
 from openpoker.shell.interceptor import refused
 from openpoker.shell.logs import bind
 from openpoker.shell.server import domain_for
