@@ -139,7 +139,7 @@ _HAND_COMMAND_TYPES = (Act, ProtectAllIn, Show, Muck)
 # id is answered before the engine); 100 hands is an hour or more of play at one table, and
 # costs at most about 6.6 KB in a snapshot with the longest ids the dealer makes (63
 # characters). The table service refuses older ids itself, from its own index of recent hands
-# and the log (``services.table.app``). Read at run time, so tests can lower it; a fold and a
+# and the log (``services.table.hand_index``). Read at run time, so tests can lower it; a fold and a
 # snapshot restored from it must use the same value to stay equal.
 HAND_IDS_KEPT = 100
 

@@ -1,12 +1,16 @@
 """The table service: owner of the table event streams (``poker.table.v1.TableService``).
 
 Shape (STYLE.md): ``config`` (environment), ``server`` (wiring, clean stop), ``handlers`` (thin:
-identity, protobuf -> app -> protobuf), ``app`` (load -> fold -> decide -> append, retries,
-fencing, wallet flows), ``ownership`` (partition leases), ``wallet`` (the wallet port),
-``retrying`` (background cash-outs and refunds: back-off, when to stop), ``reconcile`` (escrow no
-log accounts for goes back to cash), ``mapping`` (pure protobuf <-> domain), ``errors``. The
-table log itself (its events, the fold, the store and snapshot codec) is the library
-``openpoker.tablelog``, which the dispute tools read too.
+identity, protobuf -> app -> protobuf), ``app`` (the facade the handlers use, wiring the parts
+below), ``writer`` (load -> fold -> decide -> append, retries, fencing, snapshots),
+``commands`` and ``queries`` (the commands and the reads over the writer), ``money`` (buy-ins,
+refunds and cash-outs with the wallet), ``hand_index`` (where older hands are in the log),
+``background`` (the tasks nobody awaits), ``ownership`` (partition leases), ``wallet`` (the
+wallet port), ``retrying`` (background cash-outs and refunds: back-off, when to stop),
+``reconcile`` (escrow no log accounts for goes back to cash) and ``reconcile_side`` (what it
+asks of this instance's tables), ``watchers`` (watches fed from the owner's model), ``mapping``
+(pure protobuf <-> domain), ``errors``. The table log itself (its events, the fold, the store
+and snapshot codec) is the library ``openpoker.tablelog``, which the dispute tools read too.
 
 Events the dealer reacts to
 ---------------------------

@@ -2,7 +2,7 @@
 
 ``Ownership.epoch(partition)`` returns this instance's epoch for the partition, acquiring the
 lease on first use, or raises ``NotOwner`` naming the holder. The lease only says who SHOULD
-write; safety is the log's (``services.table.app``): a new owner appends ``OwnerChanged{epoch}``
+write; safety is the log's (``services.table.writer``): a new owner appends ``OwnerChanged{epoch}``
 to a table before its first command, every append carries the expected sequence, and a writer
 never appends on top of a higher epoch than its own.
 

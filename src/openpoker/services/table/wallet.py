@@ -2,7 +2,7 @@
 
 ``Wallet`` is the port; ``GrpcWallet`` calls ``poker.wallet.v1.WalletService`` as caller
 ``table``. Both calls are idempotent by request id on the wallet's side, which is what makes the
-join/top-up/leave flows safe to retry (see ``services.table.app``). Errors from the wallet come
+join/top-up/leave flows safe to retry (see ``services.table.money``). Errors from the wallet come
 back as ``WalletRefused`` with the wallet's own code, reason and metadata, so the client sees why
 (e.g. INSUFFICIENT_FUNDS).
 """

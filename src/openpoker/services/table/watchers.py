@@ -1,13 +1,13 @@
 """Watchers of the tables this instance writes, fed from its own model as each envelope lands.
 
 ``WatchTable`` on a table another instance writes follows the table's subject and folds every
-envelope into a private model (``TableApp.watch``): one JetStream consumer, one decode and one
-fold per watcher and envelope, and a read of the whole log when the watch opens. On the owner,
-the cached model already holds every version as it is appended, so a ``LocalWatch`` is fed
-straight from ``TableApp._append``: the watcher's message for version v is rendered right after
-v is applied, before anything else can change the model (``published`` runs synchronously in
-the appending task), so each watcher still gets exactly one message per version, with the
-actions that version added, as the log path gives it.
+envelope into a private model (``queries.Queries.watch``): one JetStream consumer, one decode
+and one fold per watcher and envelope, and a read of the whole log when the watch opens. On the
+owner, the cached model already holds every version as it is appended, so a ``LocalWatch`` is
+fed straight from ``writer.Writer._append``: the watcher's message for version v is rendered
+right after v is applied, before anything else can change the model (``published`` runs
+synchronously in the appending task), so each watcher still gets exactly one message per
+version, with the actions that version added, as the log path gives it.
 
 A local watch cannot see a version it was not handed (the model caught up from the log after
 another instance wrote, or it was re-loaded): it then *breaks*, and so does every local watch
