@@ -59,6 +59,8 @@ def test_the_tree_keeps_every_contract(tmp_path: Path) -> None:
         ("services/dealer/app.py", "import openpoker.services.table.app", "services never import each other"),
         ("services/wallet/app.py", "import openpoker.pokerctl.bots", "services never import the command"),
         ("eventstore/memory.py", "import openpoker.tablelog.model", "layers"),
+        ("errors.py", "import openpoker.engine.cards", "layers"),
+        ("errors.py", "import logging", "engine is pure"),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(

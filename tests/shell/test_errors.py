@@ -7,7 +7,12 @@ import pytest
 from google.rpc.error_details_pb2 import ErrorInfo
 
 from openpoker.engine.errors import EngineError, InvalidCard, RuleViolation
+from openpoker.errors import OpenPokerError
+from openpoker.eventstore.errors import ConcurrencyConflict
+from openpoker.ledger.errors import InsufficientFunds
 from openpoker.shell.errors import (
+    CODE_KINDS,
+    KIND_CODES,
     Aborted,
     FailedPrecondition,
     NotFound,
@@ -29,14 +34,11 @@ class NotYourTurn(RuleViolation):
         super().__init__("not your turn", seat=seat, seat_to_act=seat_to_act)
 
 
-class FakeConflict(Exception):
-    """Shaped like eventstore.ConcurrencyConflict: reason, kind 'conflict', metadata()."""
+class StoreConflict(OpenPokerError):
+    """Any tree's error of kind ``conflict`` (as ``eventstore.ConcurrencyConflict``)."""
 
     reason = "CONCURRENCY_CONFLICT"
     kind = "conflict"
-
-    def metadata(self) -> dict[str, str]:
-        return {"stream_id": "t1", "expected_sequence": "4"}
 
 
 def info_of(exc: BaseException) -> tuple[grpc.StatusCode, ErrorInfo, int]:
@@ -63,7 +65,7 @@ def test_engine_invalid_input_is_invalid_argument() -> None:
 
 
 def test_store_conflict_is_aborted() -> None:
-    code, info, rpc_code = info_of(FakeConflict("wrong last sequence"))
+    code, info, rpc_code = info_of(StoreConflict("wrong last sequence", stream_id="t1", expected_sequence=4))
     assert code == grpc.StatusCode.ABORTED
     assert rpc_code == 10  # google.rpc.Code.ABORTED
     assert dict(info.metadata) == {"streamId": "t1", "expectedSequence": "4"}
@@ -109,3 +111,26 @@ def test_not_implemented_is_unimplemented() -> None:
     code, info, _ = info_of(NotImplementedError("Method not implemented!"))
     assert code == grpc.StatusCode.UNIMPLEMENTED
     assert info.reason == "NOT_IMPLEMENTED"
+
+
+def test_every_status_code_but_ok_has_one_kind() -> None:
+    assert set(CODE_KINDS) == set(grpc.StatusCode) - {grpc.StatusCode.OK}
+    assert len(CODE_KINDS) == len(KIND_CODES)
+
+
+def test_every_tree_maps_by_its_kind() -> None:
+    code, info, _ = info_of(InsufficientFunds(account="cash/alice", available=3, amount=5))
+    assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "INSUFFICIENT_FUNDS")
+    assert dict(info.metadata) == {"account": "cash/alice", "available": "3", "amount": "5"}
+    conflict = ConcurrencyConflict(
+        subject="s", expected_sequence=4, actual_sequence=None, error_code=None, msg_id="m"
+    )
+    code, info, _ = info_of(conflict)
+    assert (code, info.reason) == (grpc.StatusCode.ABORTED, "CONCURRENCY_CONFLICT")
+    # Numbers the server did not give are left out, not sent as "None".
+    assert dict(info.metadata) == {"subject": "s", "expectedSequence": "4", "msgId": "m"}
+
+
+def test_a_service_error_without_a_kind_is_internal_with_its_reason() -> None:
+    mapped = to_status(ServiceError("odd"), domain="d")
+    assert (mapped.code, mapped.reason, mapped.internal) == (grpc.StatusCode.INTERNAL, "INTERNAL", False)

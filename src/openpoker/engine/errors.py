@@ -1,35 +1,22 @@
-"""The engine's one exception tree.
+"""The engine's exception tree, a branch of the project's one base (``openpoker.errors``).
 
-Every error carries a stable machine-readable ``reason`` (UPPER_SNAKE, used as the
-``google.rpc.ErrorInfo.reason`` by the services), a ``kind`` hinting the gRPC status
-(``invalid`` for malformed input, ``precondition`` for an action illegal now), and the
-numbers behind it as fields, so a caller never parses the message.
-
-Subclasses are plain classes (not dataclasses) because exceptions must stay picklable and
-mutable enough for tracebacks; fields are set once in ``__init__``.
+Every error carries a stable ``reason`` (the ``google.rpc.ErrorInfo.reason`` the services send),
+a ``kind`` picking the gRPC status (``invalid`` for malformed input, ``precondition`` for an
+action illegal now), and the numbers behind it as fields, so a caller never parses the message.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import ClassVar
 
-ErrorKind = Literal["invalid", "precondition", "not_found", "conflict", "permission"]
+from openpoker.errors import ErrorKind, OpenPokerError
 
 
-class EngineError(Exception):
+class EngineError(OpenPokerError):
     """Base of every error the engine raises."""
 
-    reason: ClassVar[str] = "ENGINE_ERROR"
+    reason = "ENGINE_ERROR"
     kind: ClassVar[ErrorKind] = "invalid"
-
-    def __init__(self, message: str, **fields: object) -> None:
-        super().__init__(message)
-        self.message = message
-        self.fields: dict[str, object] = dict(fields)
-
-    def metadata(self) -> dict[str, str]:
-        """Fields as strings, ready for ``ErrorInfo.metadata``."""
-        return {k: str(v) for k, v in self.fields.items()}
 
 
 class InvalidCard(EngineError):

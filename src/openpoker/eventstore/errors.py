@@ -1,25 +1,17 @@
-"""The event store's typed errors.
-
-Like the engine's tree, each error has a stable ``reason``, a ``kind`` and ``metadata()``, so the
-service shell maps them to a gRPC status without knowing this library (``conflict`` -> ABORTED).
+"""The event store's exception tree, a branch of the project's one base (``openpoker.errors``):
+each error has a stable ``reason``, a ``kind`` (``conflict`` -> ABORTED) and its fields.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from openpoker.errors import ErrorKind, OpenPokerError
 
-class EventStoreError(Exception):
-    reason: ClassVar[str] = "EVENT_STORE_ERROR"
-    kind: ClassVar[str] = "unavailable"
 
-    def __init__(self, message: str, **fields: object) -> None:
-        super().__init__(message)
-        self.message = message
-        self.fields: dict[str, object] = dict(fields)
-
-    def metadata(self) -> dict[str, str]:
-        return {k: str(v) for k, v in self.fields.items() if v is not None}
+class EventStoreError(OpenPokerError):
+    reason = "EVENT_STORE_ERROR"
+    kind: ClassVar[ErrorKind] = "unavailable"
 
 
 class ConcurrencyConflict(EventStoreError):
@@ -42,14 +34,15 @@ class ConcurrencyConflict(EventStoreError):
         error_code: int | None,
         msg_id: str,
     ) -> None:
+        # The numbers the server did not give are left out of the fields, not sent as "None".
+        known = {"actual_sequence": actual_sequence, "error_code": error_code}
         super().__init__(
             f"append to {subject} expected last sequence {expected_sequence}, found "
             f"{'unknown' if actual_sequence is None else actual_sequence}",
             subject=subject,
             expected_sequence=expected_sequence,
-            actual_sequence=actual_sequence,
-            error_code=error_code,
             msg_id=msg_id,
+            **{k: v for k, v in known.items() if v is not None},
         )
         self.subject = subject
         self.expected_sequence = expected_sequence

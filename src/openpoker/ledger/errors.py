@@ -1,9 +1,8 @@
-"""The ledger's one exception tree.
+"""The ledger's exception tree, a branch of the project's one base (``openpoker.errors``).
 
-Each error has a stable ``reason`` (the ``google.rpc.ErrorInfo`` reason), a ``kind`` hinting the
-gRPC status (the service shell maps ``invalid`` -> INVALID_ARGUMENT, ``precondition`` ->
-FAILED_PRECONDITION, ``not_found`` -> NOT_FOUND, ``conflict`` -> ABORTED, ``exists`` ->
-ALREADY_EXISTS), and the numbers behind it as fields, so no caller parses a message.
+Each error has a stable ``reason`` (the ``google.rpc.ErrorInfo`` reason), a ``kind`` picking the
+gRPC status (``invalid``, ``precondition``, ``not_found``, ``conflict``, ``exists``), and the
+numbers behind it as fields, so no caller parses a message.
 
 A refused command changes nothing and writes nothing to the log: retrying it later is judged
 again against the state of that moment (a refused buy-in may succeed after a deposit).
@@ -11,28 +10,14 @@ again against the state of that moment (a refused buy-in may succeed after a dep
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import ClassVar
 
-ErrorKind = Literal["invalid", "precondition", "not_found", "conflict", "exists"]
+from openpoker.errors import ErrorKind, OpenPokerError
 
 
-class LedgerError(Exception):
-    reason: ClassVar[str] = "LEDGER_ERROR"
+class LedgerError(OpenPokerError):
+    reason = "LEDGER_ERROR"
     kind: ClassVar[ErrorKind] = "invalid"
-
-    def __init__(self, message: str, **fields: object) -> None:
-        super().__init__(message)
-        self.message = message
-        self.fields: dict[str, object] = dict(fields)
-
-    def metadata(self) -> dict[str, str]:
-        """Fields as strings with lowerCamel keys, ready for ``ErrorInfo.metadata``."""
-        return {_camel(k): str(v) for k, v in self.fields.items()}
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
 
 
 class InvalidAmount(LedgerError):

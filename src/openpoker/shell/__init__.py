@@ -13,11 +13,15 @@ wiring plus handlers. The public API (kept stable; other teams build on it):
     ``get_logger()``, ``bind(**ids)`` to add ``table_id``/``hand_id``/... to the current RPC's
     log context.
 ``shell.errors``
-    ``ServiceError`` and one subclass per status code (``InvalidArgument``, ``NotFound``,
-    ``FailedPrecondition``, ``Aborted``, ``PermissionDenied``, ...): services subclass them with
-    a stable ``reason``. ``to_status(exc, domain=...)`` is THE mapping from any exception (engine
-    ``EngineError``, event-store conflicts, ``ServiceError``, anything else) to a
-    ``google.rpc.Status`` with exactly one ``ErrorInfo``.
+    ``ServiceError`` (an ``openpoker.errors.OpenPokerError``) and one subclass per kind
+    (``InvalidArgument``, ``NotFound``, ``FailedPrecondition``, ``Aborted``,
+    ``PermissionDenied``, ...): services subclass them with a stable ``reason``.
+    ``to_status(exc, domain=...)`` is THE mapping from any exception to a ``google.rpc.Status``
+    with exactly one ``ErrorInfo``: an ``OpenPokerError`` (every tree: engine, shuffle, ledger,
+    event store, services) by its ``kind``, anything else as INTERNAL.
+``shell.paging``
+    The list RPCs' page sizes and page tokens, and their errors (``INVALID_PAGE_SIZE``,
+    ``INVALID_PAGE_TOKEN``).
 ``shell.interceptor``
     ``ShellInterceptor``: per-RPC log context (``rpc``, ``request_id``, ``table_id``,
     ``hand_id``), one log line per RPC, and exception -> rich status via ``to_status``.

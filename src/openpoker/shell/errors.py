@@ -5,115 +5,111 @@ Every non-OK RPC carries a ``google.rpc.Status`` with exactly one ``google.rpc.E
 with lowerCamel keys holding the numbers behind the error), sent in the
 ``grpc-status-details-bin`` trailer through ``context.abort`` (see ``shell.interceptor``).
 
-Three families of exceptions are mapped, by duck typing so the shell imports neither the engine
-nor the event store:
-
-* ``ServiceError`` (below) and its per-code subclasses: the service's own errors; the status code
-  is the class's ``code``.
-* Anything with a string ``reason``, a ``kind`` and a ``metadata()`` method: the engine's
-  ``EngineError`` tree and the event store's errors. ``kind`` picks the code: ``invalid`` ->
-  INVALID_ARGUMENT, ``precondition`` -> FAILED_PRECONDITION (an action illegal now), ``not_found``
-  -> NOT_FOUND, ``conflict`` -> ABORTED (stale expected version / lost optimistic-concurrency
-  race: re-read and decide again), ``permission`` -> PERMISSION_DENIED, ``unavailable`` ->
-  UNAVAILABLE.
+* ``OpenPokerError`` (``openpoker.errors``), the base of every tree (the engine's, the
+  shuffle's, the ledger's, the event store's and the services' own below): its ``kind`` picks
+  the code (``KIND_CODES``), its ``reason`` and ``metadata()`` fill the ``ErrorInfo``.
 * ``NotImplementedError`` (what generated servicer base classes raise): UNIMPLEMENTED.
-* Anything else: INTERNAL with reason ``INTERNAL`` and no detail leaked (the interceptor logs the
-  traceback).
+* Anything else, or a kind with no code: INTERNAL with reason ``INTERNAL`` and no detail leaked
+  (the interceptor logs the traceback).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar
 
 import grpc
 from google.rpc.code_pb2 import Code
 from google.rpc.error_details_pb2 import ErrorInfo
 from google.rpc.status_pb2 import Status
 
-KIND_CODES: Mapping[str, grpc.StatusCode] = {
+from openpoker.errors import ErrorKind, OpenPokerError
+
+KIND_CODES: Mapping[ErrorKind, grpc.StatusCode] = {
     "invalid": grpc.StatusCode.INVALID_ARGUMENT,
     "precondition": grpc.StatusCode.FAILED_PRECONDITION,
     "not_found": grpc.StatusCode.NOT_FOUND,
+    "exists": grpc.StatusCode.ALREADY_EXISTS,
     "conflict": grpc.StatusCode.ABORTED,
     "permission": grpc.StatusCode.PERMISSION_DENIED,
+    "unauthenticated": grpc.StatusCode.UNAUTHENTICATED,
+    "exhausted": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "unavailable": grpc.StatusCode.UNAVAILABLE,
-    "exists": grpc.StatusCode.ALREADY_EXISTS,
+    "unimplemented": grpc.StatusCode.UNIMPLEMENTED,
+    "out_of_range": grpc.StatusCode.OUT_OF_RANGE,
+    "deadline": grpc.StatusCode.DEADLINE_EXCEEDED,
+    "cancelled": grpc.StatusCode.CANCELLED,
+    "data_loss": grpc.StatusCode.DATA_LOSS,
+    "unknown": grpc.StatusCode.UNKNOWN,
+    "internal": grpc.StatusCode.INTERNAL,
 }
+# Every non-OK code has one kind, so an error relayed from another service keeps its code.
+CODE_KINDS: Mapping[grpc.StatusCode, ErrorKind] = {code: kind for kind, code in KIND_CODES.items()}
 
 
-class ServiceError(Exception):
-    """Base of the services' own errors: a status ``code``, a stable ``reason``, fields.
+class ServiceError(OpenPokerError):
+    """Base of the services' own errors. Subclass a per-kind class below with a stable reason::
 
-    Subclass the per-code classes below with a stable reason, e.g.::
+    class TableNotFound(NotFound):
+        reason = "TABLE_NOT_FOUND"
 
-        class TableNotFound(NotFound):
-            reason = "TABLE_NOT_FOUND"
-
-        raise TableNotFound("no such table", table_id="t1")
+    raise TableNotFound("no table", table_id="t1")
     """
-
-    code: ClassVar[grpc.StatusCode] = grpc.StatusCode.INTERNAL
-    reason: ClassVar[str] = "INTERNAL"
-
-    def __init__(self, message: str, **fields: object) -> None:
-        super().__init__(message)
-        self.message = message
-        self.fields: dict[str, object] = dict(fields)
-
-    def metadata(self) -> dict[str, str]:
-        return {k: str(v) for k, v in self.fields.items()}
 
 
 class InvalidArgument(ServiceError):
-    code = grpc.StatusCode.INVALID_ARGUMENT
     reason = "INVALID_ARGUMENT"
+    kind = "invalid"
 
 
 class NotFound(ServiceError):
-    code = grpc.StatusCode.NOT_FOUND
     reason = "NOT_FOUND"
+    kind = "not_found"
 
 
 class AlreadyExists(ServiceError):
-    code = grpc.StatusCode.ALREADY_EXISTS
     reason = "ALREADY_EXISTS"
+    kind = "exists"
 
 
 class FailedPrecondition(ServiceError):
-    code = grpc.StatusCode.FAILED_PRECONDITION
     reason = "FAILED_PRECONDITION"
+    kind = "precondition"
 
 
 class Aborted(ServiceError):
-    code = grpc.StatusCode.ABORTED
     reason = "ABORTED"
+    kind = "conflict"
 
 
 class PermissionDenied(ServiceError):
-    code = grpc.StatusCode.PERMISSION_DENIED
     reason = "PERMISSION_DENIED"
+    kind = "permission"
 
 
 class Unauthenticated(ServiceError):
-    code = grpc.StatusCode.UNAUTHENTICATED
     reason = "UNAUTHENTICATED"
+    kind = "unauthenticated"
 
 
 class ResourceExhausted(ServiceError):
-    code = grpc.StatusCode.RESOURCE_EXHAUSTED
     reason = "RESOURCE_EXHAUSTED"
+    kind = "exhausted"
 
 
 class Unavailable(ServiceError):
-    code = grpc.StatusCode.UNAVAILABLE
     reason = "UNAVAILABLE"
+    kind = "unavailable"
+
+
+class DataLoss(ServiceError):
+    reason = "DATA_LOSS"
+    kind = "data_loss"
 
 
 class _Unimplemented(ServiceError):
-    code = grpc.StatusCode.UNIMPLEMENTED
     reason = "NOT_IMPLEMENTED"
+    kind = "unimplemented"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,15 +130,8 @@ def lower_camel(key: str) -> str:
 
 
 def _known(exc: BaseException) -> tuple[grpc.StatusCode, str, dict[str, str]] | None:
-    if isinstance(exc, ServiceError):
-        return exc.code, exc.reason, exc.metadata()
-    reason = getattr(exc, "reason", None)
-    kind = getattr(exc, "kind", None)
-    metadata = getattr(exc, "metadata", None)
-    if isinstance(reason, str) and isinstance(kind, str) and kind in KIND_CODES and callable(metadata):
-        raw = metadata()
-        if isinstance(raw, Mapping):
-            return KIND_CODES[kind], reason, {str(k): str(v) for k, v in raw.items()}
+    if isinstance(exc, OpenPokerError) and exc.kind in KIND_CODES:
+        return KIND_CODES[exc.kind], exc.reason, exc.metadata()
     return None
 
 

@@ -36,6 +36,7 @@ from openpoker.ledger.events import Event
 from openpoker.ledger.store import SUBJECT, WalletStore, from_recorded
 from openpoker.services.wallet.app import WalletApp
 from openpoker.services.wallet.errors import LedgerUnavailable
+from openpoker.shell.errors import to_status
 
 PLAYERS = ("a", "b", "c")
 RAKE = RakeRules(basis_points=450, caps=((2, 40), (3, 90)))
@@ -217,4 +218,4 @@ async def test_an_unreadable_ledger_is_unavailable_not_internal() -> None:
     with pytest.raises(LedgerUnavailable) as info:
         await app.start()
     assert info.value.reason == "LEDGER_UNAVAILABLE"
-    assert info.value.code == grpc.StatusCode.UNAVAILABLE
+    assert to_status(info.value, domain="poker.wallet").code == grpc.StatusCode.UNAVAILABLE

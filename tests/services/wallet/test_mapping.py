@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
 from openpoker.engine.rules import RakeRules
 from openpoker.services.wallet import mapping
-from openpoker.services.wallet.errors import InvalidPageSize, InvalidPageToken, InvalidRakeRules
+from openpoker.services.wallet.errors import InvalidRakeRules
+from openpoker.shell.paging import InvalidPageSize, InvalidPageToken
 
 rake_rules = st.builds(
     lambda bp, caps, nfnd: RakeRules(basis_points=bp, caps=tuple(sorted(caps.items())), no_flop_no_drop=nfnd),
@@ -19,9 +20,6 @@ rake_rules = st.builds(
 )
 
 
-# No deadline: one example stalled past Hypothesis' 200 ms default on a shared machine fails the
-# run as "unreliable timings" (and caps the draw-time health check at 1 s); these are round trips.
-@settings(deadline=None)
 @given(rake_rules)
 def test_rake_rules_round_trip(rules: RakeRules) -> None:
     wire = pb.RakeRules.FromString(mapping.rake_to_proto(rules).SerializeToString())
@@ -45,7 +43,6 @@ def test_bad_rake_rules(bad: pb.RakeRules) -> None:
         mapping.rake_from_proto(bad)
 
 
-@settings(deadline=None)  # as above
 @given(st.text(min_size=1, max_size=40), st.integers(0, 10**9))
 def test_page_tokens_round_trip_and_stay_with_their_account(account: str, offset: int) -> None:
     token = mapping.page_token(account, offset)

@@ -32,17 +32,3 @@ class BadName(InvalidArgument):
 
     def __init__(self, *, name: str, expected: str) -> None:
         super().__init__(f"{name!r} is not of the form {expected}", name=name, expected=expected)
-
-
-class InvalidPageSize(InvalidArgument):
-    reason = "INVALID_PAGE_SIZE"
-
-    def __init__(self, *, page_size: int) -> None:
-        super().__init__("page_size must not be negative", pageSize=page_size)
-
-
-class InvalidPageToken(InvalidArgument):
-    reason = "INVALID_PAGE_TOKEN"
-
-    def __init__(self) -> None:
-        super().__init__("page_token is not one this server returned")

@@ -8,7 +8,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from openpoker.api.dealer.v1 import dealer_service_pb2 as pb
 from openpoker.services.dealer.app import ActiveHandInfo, Stage
-from openpoker.services.dealer.errors import InvalidPageSize, InvalidPageToken
+from openpoker.shell.paging import InvalidPageSize, InvalidPageToken
 from openpoker.tablelog import ids
 
 DEFAULT_PAGE = 50
@@ -57,7 +57,7 @@ def page_offset(token: str) -> int:
     if not token:
         return 0
     if not token.startswith("o") or not token[1:].isdigit():
-        raise InvalidPageToken()
+        raise InvalidPageToken
     return int(token[1:])
 
 

@@ -6,15 +6,7 @@ Library errors (``shuffle.BadHandId``, ``BadDeckSize``, ...) are engine errors o
 
 from __future__ import annotations
 
-import grpc
-
-from openpoker.shell.errors import (
-    AlreadyExists,
-    FailedPrecondition,
-    InvalidArgument,
-    NotFound,
-    ServiceError,
-)
+from openpoker.shell.errors import AlreadyExists, DataLoss, FailedPrecondition, InvalidArgument, NotFound
 
 
 class InvalidTableId(InvalidArgument):
@@ -49,10 +41,9 @@ class HandNotEnded(FailedPrecondition):
         super().__init__("the hand has not ended", table_id=table_id, hand_id=hand_id)
 
 
-class SeedUnsealable(ServiceError):
+class SeedUnsealable(DataLoss):
     """A stored sealed seed fails authentication: wrong key, or the record was tampered with."""
 
-    code = grpc.StatusCode.DATA_LOSS
     reason = "SEED_UNSEALABLE"
 
     def __init__(self, *, hand_id: str, key_id: str) -> None:

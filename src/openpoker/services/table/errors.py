@@ -1,9 +1,9 @@
 """The table service's own errors (the engine's ``RuleViolation`` tree maps by itself).
 
 Every error is mapped to a gRPC status by ``shell.errors.to_status`` (one ``ErrorInfo``, domain
-``poker.table``, numbers in its metadata): ``ServiceError`` subclasses by their ``code``, engine
-errors by their ``kind`` (``precondition`` -> FAILED_PRECONDITION with the engine's reason),
-``eventstore.ConcurrencyConflict`` -> ABORTED.
+``poker.table``, numbers in its metadata) by its ``kind``: engine rule violations are
+``precondition`` (FAILED_PRECONDITION with the engine's reason), ``eventstore.ConcurrencyConflict``
+is ``conflict`` (ABORTED).
 """
 
 from __future__ import annotations
@@ -17,13 +17,70 @@ from openpoker.shell.errors import (
     Unavailable,
 )
 
+# -- malformed requests (INVALID_ARGUMENT): the message says what, the fields hold the values --
 
-class BadRequest(InvalidArgument):
-    """Malformed input; ``reason`` names what (set per instance)."""
 
-    def __init__(self, reason: str, message: str, **fields: object) -> None:
-        super().__init__(message, **fields)
-        self.reason = reason  # type: ignore[misc]
+class InvalidTableName(InvalidArgument):
+    reason = "INVALID_TABLE_NAME"
+
+
+class InvalidHandName(InvalidArgument):
+    reason = "INVALID_HAND_NAME"
+
+
+class InvalidHandId(InvalidArgument):
+    reason = "INVALID_HAND_ID"
+
+
+class RequestIdRequired(InvalidArgument):
+    reason = "REQUEST_ID_REQUIRED"
+
+
+class InvalidSeat(InvalidArgument):
+    reason = "INVALID_SEAT"
+
+
+class InvalidAmount(InvalidArgument):
+    reason = "INVALID_AMOUNT"
+
+
+class InvalidAction(InvalidArgument):
+    reason = "INVALID_ACTION"
+
+
+class InvalidChoice(InvalidArgument):
+    reason = "INVALID_CHOICE"
+
+
+class InvalidDeck(InvalidArgument):
+    reason = "INVALID_DECK"
+
+
+class InvalidTime(InvalidArgument):
+    reason = "INVALID_TIME"
+
+
+class InvalidGame(InvalidArgument):
+    reason = "INVALID_GAME"
+
+
+class InvalidStructure(InvalidArgument):
+    reason = "INVALID_STRUCTURE"
+
+
+class InvalidStakes(InvalidArgument):
+    reason = "INVALID_STAKES"
+
+
+class InvalidBuyIn(InvalidArgument):
+    reason = "INVALID_BUY_IN"
+
+
+class InvalidFormat(InvalidArgument):
+    reason = "INVALID_FORMAT"
+
+
+# -- everything else ----------------------------------------------------------------------------
 
 
 class TableNotFound(NotFound):

@@ -32,11 +32,19 @@ from openpoker.eventstore.envelope import Envelope
 from openpoker.presence import PresenceTracker
 from openpoker.services.table import mapping
 from openpoker.services.table.app import TableApp
-from openpoker.services.table.errors import BadRequest, BatchTooLarge, CallerNotDealer, PlayerRequired
+from openpoker.services.table.errors import (
+    BatchTooLarge,
+    CallerNotDealer,
+    InvalidChoice,
+    InvalidFormat,
+    InvalidSeat,
+    PlayerRequired,
+)
 from openpoker.services.table.queries import hand_events_of
 from openpoker.services.table.writer import Committed
 from openpoker.shell.interceptor import refused
 from openpoker.shell.logs import bind
+from openpoker.shell.paging import InvalidPageSize, InvalidPageToken
 from openpoker.shell.server import domain_for
 from openpoker.tablelog.model import ActionEntry, LogEvent, TableModel, actions
 
@@ -130,7 +138,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
         table_id = mapping.table_id_of(request.table)
         player = _player(context, request.player_id)
         if request.seat < 0:
-            raise BadRequest("INVALID_SEAT", f"seat {request.seat} is not a seat", seat=request.seat)
+            raise InvalidSeat(f"seat {request.seat} is not a seat", seat=request.seat)
         mapping.positive("buy_in", request.buy_in)
         done = await self._app.join(
             request_id=rid,
@@ -149,7 +157,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
         table_id = mapping.table_id_of(request.table)
         player = _player(context, request.player_id)
         if request.choice == pb.POST_CHOICE_UNSPECIFIED:
-            raise BadRequest("INVALID_CHOICE", "choice must be POST_NOW or WAIT_FOR_BIG_BLIND")
+            raise InvalidChoice("choice must be POST_NOW or WAIT_FOR_BIG_BLIND")
         wait = request.choice == pb.POST_CHOICE_WAIT_FOR_BIG_BLIND
         done = await self._app.sit_in(request_id=rid, table_id=table_id, player=player, wait=wait)
         return pb.PostOrWaitResponse(table=mapping.table_view(done.model, player))
@@ -291,7 +299,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
 
     async def ListTables(self, request: pb.ListTablesRequest, context: Context) -> pb.ListTablesResponse:
         if request.page_size < 0:
-            raise BadRequest("INVALID_PAGE_SIZE", "page_size must not be negative")
+            raise InvalidPageSize(page_size=request.page_size)
         size = min(request.page_size or DEFAULT_PAGE, MAX_PAGE)
         offset = 0
         if request.page_token:
@@ -299,9 +307,9 @@ class TableServicer(pb_grpc.TableServiceServicer):
                 token = json.loads(base64.urlsafe_b64decode(request.page_token.encode()))
                 offset, game = int(token["o"]), int(token["g"])
             except (ValueError, KeyError, TypeError, binascii.Error):
-                raise BadRequest("INVALID_PAGE_TOKEN", "page_token is not one this server issued") from None
+                raise InvalidPageToken from None
             if game != request.game or offset < 0:
-                raise BadRequest("INVALID_PAGE_TOKEN", "the request changed between pages")
+                raise InvalidPageToken
         out = pb.ListTablesResponse()
         ids = await self._app.tables()
         index = offset
@@ -332,7 +340,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
     ) -> pb.GetHandHistoryResponse:
         table_id, hand_id = mapping.hand_name_of(request.name)
         if request.format not in (pb.HISTORY_FORMAT_UNSPECIFIED, pb.HISTORY_FORMAT_PHH):
-            raise BadRequest("INVALID_FORMAT", "format must be PHH")
+            raise InvalidFormat("format must be PHH")
         auditor = _meta(context, CALLER_HEADER) in AUDITORS
         viewer = _player(context, "", required=False) or None
         model, at, envelopes = await self._app.history(table_id, hand_id)
@@ -445,7 +453,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
         rid = mapping.request_id_of(request.request_id)
         table_id = mapping.table_id_of(request.table)
         if request.seat < 1:
-            raise BadRequest("INVALID_SEAT", f"seat {request.seat} is not a seat", seat=request.seat)
+            raise InvalidSeat(f"seat {request.seat} is not a seat", seat=request.seat)
         done = await self._app.time_out(
             request_id=rid,
             table_id=table_id,

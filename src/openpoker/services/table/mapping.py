@@ -24,7 +24,21 @@ from openpoker.engine.errors import EngineError
 from openpoker.engine.hand_events import Street
 from openpoker.engine.rules import BuyInRules, Game, Profile, RakeRules, Rules, Stakes, Structure, TimeRules
 from openpoker.engine.seating import Debt, SeatView
-from openpoker.services.table.errors import BadRequest
+from openpoker.services.table.errors import (
+    InvalidAction,
+    InvalidAmount,
+    InvalidBuyIn,
+    InvalidDeck,
+    InvalidGame,
+    InvalidHandId,
+    InvalidHandName,
+    InvalidSeat,
+    InvalidStakes,
+    InvalidStructure,
+    InvalidTableName,
+    InvalidTime,
+    RequestIdRequired,
+)
 from openpoker.tablelog.events import HandVoided
 from openpoker.tablelog.model import (
     ActionEntry,
@@ -89,7 +103,7 @@ def table_id_of(name: str) -> str:
     """``tables/{table}`` (or a bare id) -> the table id."""
     table_id = name.removeprefix("tables/")
     if not ID_RE.fullmatch(table_id):
-        raise BadRequest("INVALID_TABLE_NAME", f"not a table name: {name!r}", name=name)
+        raise InvalidTableName(f"not a table name: {name!r}", name=name)
     return table_id
 
 
@@ -97,41 +111,39 @@ def hand_name_of(name: str) -> tuple[str, str]:
     """``tables/{table}/hands/{hand}`` -> (table id, hand id)."""
     parts = name.split("/")
     if len(parts) != 4 or parts[0] != "tables" or parts[2] != "hands" or not parts[3]:
-        raise BadRequest("INVALID_HAND_NAME", f"not a hand name: {name!r}", name=name)
+        raise InvalidHandName(f"not a hand name: {name!r}", name=name)
     return table_id_of(parts[1]), hand_id_of(parts[3])
 
 
 def hand_id_of(hand_id: str) -> str:
     if not HAND_ID_RE.fullmatch(hand_id):
-        raise BadRequest("INVALID_HAND_ID", f"not a hand id: {hand_id!r}", hand_id=hand_id)
+        raise InvalidHandId(f"not a hand id: {hand_id!r}", hand_id=hand_id)
     return hand_id
 
 
 def request_id_of(request_id: str) -> str:
     if not request_id or len(request_id) > 128:
-        raise BadRequest("REQUEST_ID_REQUIRED", "request_id must be 1..128 characters")
+        raise RequestIdRequired("request_id must be 1..128 characters")
     return request_id
 
 
 def seat_in(seat: int, seats: int) -> int:
     """1-based wire seat -> 0-based engine seat."""
     if not 1 <= seat <= seats:
-        raise BadRequest("INVALID_SEAT", f"seat {seat} is not in 1..{seats}", seat=seat, seats=seats)
+        raise InvalidSeat(f"seat {seat} is not in 1..{seats}", seat=seat, seats=seats)
     return seat - 1
 
 
 def positive(field: str, value: int) -> int:
     if value <= 0:
-        raise BadRequest(
-            "INVALID_AMOUNT", f"{field} must be positive, not {value}", field=field, amount=value
-        )
+        raise InvalidAmount(f"{field} must be positive, not {value}", field=field, amount=value)
     return value
 
 
 def action_kind(action: pb.ActionType.ValueType) -> str:
     kind = ACTIONS.get(action)
     if kind is None:
-        raise BadRequest("INVALID_ACTION", "action must be fold, check, call, bet, raise, show or muck")
+        raise InvalidAction("action must be fold, check, call, bet, raise, show or muck")
     return str(kind)
 
 
@@ -153,16 +165,16 @@ def deck_of(sealed: bytes, size: int) -> tuple[Card, ...]:
         text = sealed.decode("ascii")
         cards = tuple([_card_of(text[i : i + 2]) for i in range(0, len(text), 2)])
     except (UnicodeDecodeError, EngineError):
-        raise BadRequest("INVALID_DECK", "sealed_deck is not a list of card codes") from None
+        raise InvalidDeck("sealed_deck is not a list of card codes") from None
     if len(cards) != size or len(set(cards)) != size:
-        raise BadRequest("INVALID_DECK", f"the deck must hold {size} distinct cards", size=len(cards))
+        raise InvalidDeck(f"the deck must hold {size} distinct cards", size=len(cards))
     return cards
 
 
 def millis(duration: Duration, default: int) -> int:
     ms = duration.seconds * 1000 + duration.nanos // 1_000_000
     if ms < 0:
-        raise BadRequest("INVALID_TIME", "durations must not be negative")
+        raise InvalidTime("durations must not be negative")
     return ms or default
 
 
@@ -176,13 +188,13 @@ def rules_of(config: pb.TableConfig) -> Rules:
     """A ``TableConfig`` -> engine ``Rules`` (INVALID_ARGUMENT with the field when it cannot be)."""
     game = GAMES.get(config.game)
     if game is None:
-        raise BadRequest("INVALID_GAME", "game must be set")
+        raise InvalidGame("game must be set")
     structure = STRUCTURES.get(config.structure)
     if structure is None:
-        raise BadRequest("INVALID_STRUCTURE", "structure must be set")
+        raise InvalidStructure("structure must be set")
     st = config.stakes
     if min(st.small_blind, st.big_blind, st.small_bet, st.big_bet, st.ante) < 0:
-        raise BadRequest("INVALID_STAKES", "stakes must not be negative")
+        raise InvalidStakes("stakes must not be negative")
     if structure is Structure.FIXED_LIMIT:
         small_bet = st.small_bet or st.big_blind
         stakes = Stakes(
@@ -199,9 +211,9 @@ def rules_of(config: pb.TableConfig) -> Rules:
     buy_in = None
     if config.min_buy_in or config.max_buy_in:
         if config.min_buy_in < 0 or config.max_buy_in < 0:
-            raise BadRequest("INVALID_BUY_IN", "buy-in limits must not be negative")
+            raise InvalidBuyIn("buy-in limits must not be negative")
         if config.max_buy_in and config.max_buy_in < config.min_buy_in:
-            raise BadRequest("INVALID_BUY_IN", "max_buy_in is below min_buy_in")
+            raise InvalidBuyIn("max_buy_in is below min_buy_in")
         buy_in = BuyInRules(minimum=config.min_buy_in or stakes.big_blind, maximum=config.max_buy_in or None)
     rake = RakeRules(
         basis_points=config.rake.basis_points,

@@ -17,7 +17,7 @@ import grpc
 from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
 from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from openpoker.shell.client import rich_error
-from openpoker.shell.errors import ServiceError
+from openpoker.shell.errors import CODE_KINDS, ServiceError
 
 CALLER = (("x-caller", "table"),)
 
@@ -27,8 +27,10 @@ class WalletRefused(ServiceError):
 
     def __init__(self, *, code: grpc.StatusCode, reason: str, message: str, metadata: dict[str, str]) -> None:
         super().__init__(f"wallet: {message}", **metadata)
-        self.code = code  # type: ignore[misc]  # per instance: the wallet's code
+        self.code = code
+        # Relayed, not declared: the wallet's reason and code pass through per instance.
         self.reason = reason or "WALLET_ERROR"  # type: ignore[misc]
+        self.kind = CODE_KINDS.get(code, "unknown")  # type: ignore[misc]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,20 +17,6 @@ class InvalidRakeRules(InvalidArgument):
         super().__init__(f"invalid rake rules: {problem}", problem=problem)
 
 
-class InvalidPageSize(InvalidArgument):
-    reason = "INVALID_PAGE_SIZE"
-
-    def __init__(self, *, page_size: int) -> None:
-        super().__init__("page_size must not be negative", page_size=page_size)
-
-
-class InvalidPageToken(InvalidArgument):
-    reason = "INVALID_PAGE_TOKEN"
-
-    def __init__(self) -> None:
-        super().__init__("page_token is not one this service issued for this account")
-
-
 class LedgerUnavailable(Unavailable):
     """The ledger could not be read back (NATS away): retry the same request later."""
 

@@ -20,7 +20,8 @@ from openpoker.ledger.commands import (
     Withdraw,
 )
 from openpoker.ledger.transfers import Phase, TransferCode, TransferRecord
-from openpoker.services.wallet.errors import InvalidPageSize, InvalidPageToken, InvalidRakeRules
+from openpoker.services.wallet.errors import InvalidRakeRules
+from openpoker.shell.paging import InvalidPageSize, InvalidPageToken
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
