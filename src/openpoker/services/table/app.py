@@ -77,7 +77,7 @@ class TableApp:
             snapshot_every=snapshot_every,
             max_attempts=max_attempts,
         )
-        self.hands = HandIndex(store=store, models=self.writer.tables, background=self.background)
+        self.hand_index = HandIndex(store=store, models=self.writer.tables, background=self.background)
         self.money = MoneyFlows(
             wallet=wallet, writer=self.writer, background=self.background, reconciling=reconcile_every > 0
         )
@@ -93,12 +93,12 @@ class TableApp:
         self.reconciler = self.side.reconciler
         self.writer.followups = Followups(
             cash_out=self.money.cash_out_later,
-            index=self.hands.later,
+            index=self.hand_index.later,
             fenced=self.side.gained,
             took_partition=self.side.took_partition,
         )
-        self.commands = Commands(writer=self.writer, money=self.money, hands=self.hands)
-        self.queries = Queries(writer=self.writer, hands=self.hands)
+        self.commands = Commands(writer=self.writer, money=self.money, hands=self.hand_index)
+        self.queries = Queries(writer=self.writer, hands=self.hand_index)
 
     def now(self) -> dt.datetime:
         return self.writer.clock()
