@@ -10,7 +10,6 @@ from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
 from openpoker.engine.rules import RakeRules
 from openpoker.services.wallet import mapping
 from openpoker.services.wallet.errors import InvalidRakeRules
-from openpoker.shell.paging import InvalidPageSize, InvalidPageToken
 
 rake_rules = st.builds(
     lambda bp, caps, nfnd: RakeRules(basis_points=bp, caps=tuple(sorted(caps.items())), no_flop_no_drop=nfnd),
@@ -41,22 +40,6 @@ def test_rake_rules_round_trip(rules: RakeRules) -> None:
 def test_bad_rake_rules(bad: pb.RakeRules) -> None:
     with pytest.raises(InvalidRakeRules):
         mapping.rake_from_proto(bad)
-
-
-@given(st.text(min_size=1, max_size=40), st.integers(0, 10**9))
-def test_page_tokens_round_trip_and_stay_with_their_account(account: str, offset: int) -> None:
-    token = mapping.page_token(account, offset)
-    assert mapping.page_offset(account, token) == offset
-    with pytest.raises(InvalidPageToken):
-        mapping.page_offset(account + "x", token)
-
-
-def test_page_sizes() -> None:
-    assert mapping.page_size(0) == mapping.DEFAULT_PAGE_SIZE
-    assert mapping.page_size(10_000) == mapping.MAX_PAGE_SIZE
-    assert mapping.page_size(7) == 7
-    with pytest.raises(InvalidPageSize):
-        mapping.page_size(-1)
 
 
 def test_cash_out_zero_means_everything() -> None:

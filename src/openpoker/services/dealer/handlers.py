@@ -11,6 +11,7 @@ from openpoker.api.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
 from openpoker.services.dealer import mapping
 from openpoker.services.dealer.app import DealerApp, HandFinished, UnknownHand
 from openpoker.services.dealer.errors import BadName, HandAlreadyFinished, HandNotFound, TableNotFound
+from openpoker.shell import paging
 from openpoker.shell.logs import bind
 from openpoker.tablelog import ids
 
@@ -40,8 +41,8 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
     async def ListActiveHands(
         self, request: pb.ListActiveHandsRequest, context: aio.ServicerContext[Any, Any]
     ) -> pb.ListActiveHandsResponse:
-        size = mapping.page_size(request.page_size)
-        offset = mapping.page_offset(request.page_token)
+        size = paging.page_size(request.page_size)
+        offset = paging.page_offset(request.page_token, t=request.table)
         hands = self._app.active_hands()
         if request.table:
             table_id = ids.parse_table_name(request.table)
@@ -51,7 +52,7 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
         page = hands[offset : offset + size]
         return pb.ListActiveHandsResponse(
             hands=[mapping.active_hand(h) for h in page],
-            next_page_token=mapping.next_token(offset, size, len(hands)),
+            next_page_token=paging.next_page_token(offset + size, len(hands), t=request.table),
         )
 
     async def VoidHand(

@@ -8,11 +8,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from openpoker.api.dealer.v1 import dealer_service_pb2 as pb
 from openpoker.services.dealer.app import ActiveHandInfo, Stage
-from openpoker.shell.paging import InvalidPageSize, InvalidPageToken
 from openpoker.tablelog import ids
-
-DEFAULT_PAGE = 50
-MAX_PAGE = 500
 
 STAGES: dict[Stage, int] = {
     Stage.SHUFFLING: pb.HAND_STAGE_SHUFFLING,
@@ -43,24 +39,3 @@ def active_hand(info: ActiveHandInfo) -> pb.ActiveHand:
     if info.action_deadline is not None:
         msg.action_deadline.CopyFrom(timestamp(info.action_deadline))
     return msg
-
-
-def page_size(requested: int) -> int:
-    if requested < 0:
-        raise InvalidPageSize(page_size=requested)
-    return DEFAULT_PAGE if requested == 0 else min(requested, MAX_PAGE)
-
-
-def page_offset(token: str) -> int:
-    """Tokens are offsets into the oldest-first list ("o<n>"); the list is short-lived, so an
-    offset is as good as a cursor and simpler."""
-    if not token:
-        return 0
-    if not token.startswith("o") or not token[1:].isdigit():
-        raise InvalidPageToken
-    return int(token[1:])
-
-
-def next_token(offset: int, size: int, total: int) -> str:
-    end = offset + size
-    return f"o{end}" if end < total else ""

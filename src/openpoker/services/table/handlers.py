@@ -10,11 +10,8 @@ CALLER_NOT_DEALER otherwise). ``x-caller: auditor`` or ``dealer`` may read full 
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextlib
 import dataclasses
-import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -42,9 +39,9 @@ from openpoker.services.table.errors import (
 )
 from openpoker.services.table.queries import hand_events_of
 from openpoker.services.table.writer import Committed
+from openpoker.shell import paging
 from openpoker.shell.interceptor import refused
 from openpoker.shell.logs import bind
-from openpoker.shell.paging import InvalidPageSize, InvalidPageToken
 from openpoker.shell.server import domain_for
 from openpoker.tablelog.model import ActionEntry, LogEvent, TableModel, actions
 
@@ -53,8 +50,6 @@ CALLER_HEADER = "x-caller"
 PLAYER_HEADER = "x-player-id"
 DEALER = "dealer"
 AUDITORS = frozenset({"dealer", "auditor"})
-DEFAULT_PAGE = 50
-MAX_PAGE = 500
 # Actions per ActBatchStream message: bounds the work (and the answer) of one message.
 MAX_BATCH = 256
 DOMAIN = domain_for("table")
@@ -298,18 +293,8 @@ class TableServicer(pb_grpc.TableServiceServicer):
         return out
 
     async def ListTables(self, request: pb.ListTablesRequest, context: Context) -> pb.ListTablesResponse:
-        if request.page_size < 0:
-            raise InvalidPageSize(page_size=request.page_size)
-        size = min(request.page_size or DEFAULT_PAGE, MAX_PAGE)
-        offset = 0
-        if request.page_token:
-            try:
-                token = json.loads(base64.urlsafe_b64decode(request.page_token.encode()))
-                offset, game = int(token["o"]), int(token["g"])
-            except (ValueError, KeyError, TypeError, binascii.Error):
-                raise InvalidPageToken from None
-            if game != request.game or offset < 0:
-                raise InvalidPageToken
+        size = paging.page_size(request.page_size)
+        offset = paging.page_offset(request.page_token, g=int(request.game))
         out = pb.ListTablesResponse()
         ids = await self._app.tables()
         index = offset
@@ -320,9 +305,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
             if request.game and view.config.game != request.game:
                 continue
             out.tables.append(view)
-        if index < len(ids):
-            raw = json.dumps({"o": index, "g": int(request.game)}).encode()
-            out.next_page_token = base64.urlsafe_b64encode(raw).decode()
+        out.next_page_token = paging.next_page_token(index, len(ids), g=int(request.game))
         return out
 
     async def GetHand(self, request: pb.GetHandRequest, context: Context) -> pb.GetHandResponse:

@@ -16,6 +16,7 @@ from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from openpoker.ledger import accounts
 from openpoker.services.wallet import mapping
 from openpoker.services.wallet.app import WalletApp
+from openpoker.shell import paging
 from openpoker.shell.callers import ANYONE, authorize, caller_of
 from openpoker.shell.logs import bind
 
@@ -84,12 +85,12 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
         self, request: pb.ListTransfersRequest, context: Context
     ) -> pb.ListTransfersResponse:
         self._enter("ListTransfers", context)
-        size = mapping.page_size(request.page_size)
-        offset = mapping.page_offset(request.account, request.page_token)
+        size = paging.page_size(request.page_size)
+        offset = paging.page_offset(request.page_token, a=request.account)
         page, following = self._app.transfers_of(request.account, offset=offset, limit=size)
         return pb.ListTransfersResponse(
             transfers=mapping.transfers_to_proto(page),
-            next_page_token="" if following is None else mapping.page_token(request.account, following),
+            next_page_token="" if following is None else paging.page_token(following, a=request.account),
             currency=self._app.currency,
         )
 

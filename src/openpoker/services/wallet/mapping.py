@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Iterable
 
 from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
@@ -21,10 +19,6 @@ from openpoker.ledger.commands import (
 )
 from openpoker.ledger.transfers import Phase, TransferCode, TransferRecord
 from openpoker.services.wallet.errors import InvalidRakeRules
-from openpoker.shell.paging import InvalidPageSize, InvalidPageToken
-
-DEFAULT_PAGE_SIZE = 50
-MAX_PAGE_SIZE = 500
 
 _PHASES: dict[Phase, pb.TransferPhase.ValueType] = {
     Phase.SINGLE: pb.TRANSFER_PHASE_SINGLE,
@@ -153,29 +147,3 @@ def settle_hand(m: pb.SettleHandRequest) -> SettleHand:
 
 def void_hand(m: pb.VoidHandRequest) -> VoidHand:
     return VoidHand(request_id=m.request_id, table_id=m.table_id, hand_no=m.hand_number)
-
-
-def page_size(requested: int) -> int:
-    if requested < 0:
-        raise InvalidPageSize(page_size=requested)
-    return min(requested or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
-
-
-def page_token(account: str, offset: int) -> str:
-    raw = json.dumps({"a": account, "o": offset}, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def page_offset(account: str, token: str) -> int:
-    """The offset a token stands for; raises ``InvalidPageToken`` for a foreign or bad token."""
-    if not token:
-        return 0
-    try:
-        data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        offset = data["o"]
-        ok = data["a"] == account and isinstance(offset, int) and offset >= 0
-    except (ValueError, KeyError, TypeError):
-        ok = False
-    if not ok:
-        raise InvalidPageToken
-    return int(offset)
