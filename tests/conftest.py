@@ -1,7 +1,9 @@
 """Fixtures shared by every test package.
 
 ``nats_server`` starts a real ``nats-server`` with JetStream on a free 127.0.0.1 port and a
-temporary store folder, and always stops it (even when the test fails); ``nats_url`` is its URL.
+temporary store folder, and always stops it (even when the test fails); ``nats_url`` is its URL
+and ``nc`` a client connected to it, closed after the test (a module that wants streams in place
+overrides ``nc`` with a fixture that asks for this one and adds them).
 ``nats_cluster`` is a 3-node JetStream cluster on loopback (``.urls``; ``kill_node``/
 ``start_node`` for failover tests), also always stopped. All are function-scoped: every test
 gets empty servers, so tests never see each other's streams. A server starts in tens of
@@ -12,12 +14,26 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import nats
 import pytest
+from hypothesis import settings
+from nats.aio.client import Client
 
 from openpoker.shell.natsproc import NatsCluster, NatsServer
+
+# Hypothesis' settings, in one place (docs/testing.md). No deadline in any profile: one example
+# stalled past the 200 ms default on a shared machine fails the run as "unreliable timings" (and
+# the deadline also caps the draw-time health check at 1 s); the properties are about results, not
+# speed (bench/ measures speed). A test that deliberately runs more or fewer examples says so in
+# its own @settings. HYPOTHESIS_PROFILE picks the profile; unset, it is the one Hypothesis chose
+# itself: "ci" where it sees a CI environment (derandomized, no example database), else "default".
+settings.register_profile("default", settings.get_profile("default"), deadline=None)
+settings.register_profile("ci", settings.get_profile("ci"), deadline=None)
+settings.register_profile("thorough", settings.get_profile("default"), max_examples=1_000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", settings.get_current_profile_name()))
 
 # gRPC core logs connection-level INFO lines (e.g. GOAWAY when a test server stops) to stderr;
 # tests assert on statuses, so keep only errors. Read by gRPC core when it initialises.
@@ -63,6 +79,15 @@ def nats_server(tmp_path: Path) -> Iterator[NatsServer]:
 @pytest.fixture
 def nats_url(nats_server: NatsServer) -> str:
     return nats_server.url
+
+
+@pytest.fixture
+async def nc(nats_url: str) -> AsyncIterator[Client]:
+    client = await nats.connect(nats_url)
+    try:
+        yield client
+    finally:
+        await client.close()
 
 
 @pytest.fixture

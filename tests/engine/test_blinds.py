@@ -292,7 +292,7 @@ def tables(draw: st.DrawFn) -> tuple[Rules, list[Occupant], Positions | None]:
     )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(table=tables())
 def test_any_plan_is_consistent(table: tuple[Rules, list[Occupant], Positions | None]) -> None:
     rules, occupants, previous = table

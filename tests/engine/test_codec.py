@@ -86,7 +86,7 @@ def _round_trip(value: Any) -> Any:
 
 
 @pytest.mark.parametrize(("name", "cls"), REGISTERED, ids=[name for name, _ in REGISTERED])
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(data=st.data())
 def test_every_registered_type_round_trips(name: str, cls: type[Any], data: st.DataObject) -> None:
     value = data.draw(st.from_type(cls))

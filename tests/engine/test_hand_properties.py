@@ -23,7 +23,7 @@ from openpoker.engine.rules import RakeRules
 from tests.engine.players import VARIANTS, choose, random_setup
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     seed=st.integers(0, 2**32),
     variant=st.sampled_from(VARIANTS),

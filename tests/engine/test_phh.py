@@ -353,7 +353,7 @@ def _hands(draw: st.DrawFn) -> HandHistory:
     )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(_hands())
 def test_any_hand_round_trips(hh: HandHistory) -> None:
     # Amounts are written with exactly the scale's decimals, so even the scale comes back.

@@ -120,10 +120,9 @@ caps = st.lists(st.tuples(st.integers(2, 10), st.integers(0, 10_000)), max_size=
 )
 
 
-# A shared machine can stall the first draws; the inputs themselves are tiny. No deadline: a
-# stall of one example past Hypothesis' 200 ms default fails the run as "unreliable timings"
-# (and the deadline also caps the draw-time health check at 1 s); these are properties, not speed.
-@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
+# A shared machine can stall the first draws; the inputs themselves are tiny (no deadline either:
+# the profile in tests/conftest.py has none).
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(
     bp=st.integers(0, 750),
     cap_table=caps,
@@ -146,7 +145,6 @@ def test_rake_is_bounded_exact_and_monotone(
     assert compute_rake(rules, pot=pot + 1, players_dealt_in=players, saw_flop=True) >= rake
 
 
-@settings(deadline=None)  # as above: a stalled example on a shared machine is not a failure
 @given(rake=st.integers(0, 10_000), pots=st.lists(st.integers(0, 10_000), min_size=1, max_size=6))
 def test_split_sums_to_the_rake_and_fills_main_pot_first(rake: int, pots: list[int]) -> None:
     assume(rake <= sum(pots))

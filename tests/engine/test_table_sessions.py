@@ -25,7 +25,7 @@ from openpoker.pokerctl.cmd_sim import play_session
 RING = Rules(game=Game.HOLDEM, structure=Structure.NO_LIMIT, stakes=Stakes.blinds(1, 2), seats=9)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=12)
 @given(seed=st.integers(0, 2**32))
 def test_random_sessions_keep_every_invariant(seed: int) -> None:
     result = play_session(seed, 25, check_decide_is_pure=True)

@@ -81,7 +81,7 @@ def test_protections_and_left_debts_survive() -> None:
     assert found_debt
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(seed=st.integers(0, 2**32))
 def test_random_sessions_restore(seed: int) -> None:
     _check_session(seed, 15)

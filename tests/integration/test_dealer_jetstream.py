@@ -28,8 +28,9 @@ from openpoker.services.dealer.audit import JetStreamAudit, read_reveals
 from openpoker.services.dealer.feed import TableFeed
 from openpoker.services.dealer.pauses import KvPauseStore
 from openpoker.tablelog import ids
+from tests.helpers.waiting import until
 from tests.services.dealer.fakes import FakeRng, FakeTable, FakeWallet, log_events
-from tests.services.dealer.rig import rules, until
+from tests.services.dealer.rig import rules
 
 T = "jt-1"
 

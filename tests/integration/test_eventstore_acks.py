@@ -5,7 +5,6 @@ conflicts included, runs through this path too: ``test_eventstore_contract.py``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import nats
 import nats.errors
@@ -19,10 +18,10 @@ STREAM = "ACKS"
 
 
 @pytest.fixture
-async def nc(nats_url: str) -> AsyncIterator[Nats]:
-    async with await nats.connect(nats_url) as client:
-        await client.jetstream().add_stream(name=STREAM, subjects=["acks.>"], duplicate_window=60)
-        yield client
+async def nc(nc: Nats) -> Nats:
+    """The shared client, with this module's stream."""
+    await nc.jetstream().add_stream(name=STREAM, subjects=["acks.>"], duplicate_window=60)
+    return nc
 
 
 async def test_acks_carry_the_sequence_and_duplicates(nc: Nats) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import nats
@@ -27,15 +26,6 @@ from openpoker.eventstore.streams import (
 )
 from openpoker.eventstore.subjects import partition_lease_key
 from openpoker.shell.natsproc import NatsServer, free_port
-
-
-@pytest.fixture
-async def nc(nats_url: str) -> AsyncIterator[Client]:
-    client = await nats.connect(nats_url)
-    try:
-        yield client
-    finally:
-        await client.close()
 
 
 async def test_event_stream_is_created_with_explicit_settings(nc: Client) -> None:

@@ -7,7 +7,6 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import grpc
-import nats
 import pytest
 from nats.aio.client import Client
 
@@ -28,10 +27,10 @@ DEALER = (("x-caller", "dealer"),)
 
 
 @pytest.fixture
-async def nc(nats_url: str) -> AsyncIterator[Client]:
-    async with await nats.connect(nats_url) as client:
-        await ensure_stream(client.jetstream(), TABLE_EVENTS)
-        yield client
+async def nc(nc: Client) -> Client:
+    """The shared client, with the table events stream."""
+    await ensure_stream(nc.jetstream(), TABLE_EVENTS)
+    return nc
 
 
 def config(nats_url: str, key: str = KEY) -> RngConfig:

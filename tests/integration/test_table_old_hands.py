@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -13,18 +12,12 @@ from openpoker.api.table.v1 import table_service_pb2_grpc as pb_grpc
 from openpoker.services.wallet.server import WalletServer
 from openpoker.shell.client import channel
 from openpoker.tablelog import model as table_model
-from tests.integration.table_system import funded_wallet, table_service
+from tests.integration.table_system import table_service
 from tests.services.table.helpers import act, create, join, start_hand, to_act
 
 pytestmark = pytest.mark.integration
 
 KEPT = 2
-
-
-@pytest.fixture
-async def wallet(nats_url: str) -> AsyncIterator[WalletServer]:
-    async with funded_wallet(nats_url, ("ann", "bob")) as running:
-        yield running
 
 
 async def answers(stub: Any, hand_id: str) -> tuple[object, object]:

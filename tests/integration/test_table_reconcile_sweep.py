@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import nats
@@ -21,7 +20,7 @@ from openpoker.services.wallet.server import WalletServer
 from openpoker.shell.client import channel
 from openpoker.tablelog.events import OwnerChanged
 from openpoker.tablelog.store import decode_events
-from tests.integration.table_system import balance, funded_wallet, table_service
+from tests.integration.table_system import balance, table_service
 from tests.services.table.helpers import create, join
 
 pytestmark = pytest.mark.integration
@@ -32,9 +31,8 @@ RECONCILE = {"POKER_TABLE_RECONCILE_EVERY": "3600", "POKER_TABLE_RECONCILE_GRACE
 
 
 @pytest.fixture
-async def wallet(nats_url: str) -> AsyncIterator[WalletServer]:
-    async with funded_wallet(nats_url, ("ann", "bob", "cat")) as running:
-        yield running
+def funded() -> tuple[str, ...]:
+    return ("ann", "bob", "cat")
 
 
 async def owners(nats_url: str, table_id: str) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import grpc
 import nats
@@ -21,16 +20,10 @@ from openpoker.shell.client import channel, rich_error
 from openpoker.tablelog.events import OwnerChanged
 from openpoker.tablelog.model import LogEvent
 from openpoker.tablelog.store import decode_events
-from tests.integration.table_system import balance, funded_wallet, table_service
+from tests.integration.table_system import balance, table_service
 from tests.services.table.helpers import act, create, join, rid, start_hand, to_act
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-async def wallet(nats_url: str) -> AsyncIterator[WalletServer]:
-    async with funded_wallet(nats_url, ("ann", "bob")) as running:
-        yield running
 
 
 async def log(nats_url: str, table_id: str = "t1") -> list[tuple[int, list[LogEvent]]]:

@@ -17,7 +17,6 @@ import contextlib
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 from collections import Counter
@@ -38,6 +37,7 @@ from openpoker.ledger.store import SUBJECT
 from openpoker.pokerctl.cmd_ledger import audit_live
 from openpoker.shell import childproc
 from openpoker.shell.client import channel
+from openpoker.shell.natsproc import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -52,12 +52,6 @@ RAKE_PB = pb.RakeRules(
 META = (("x-caller", "pokerctl"),)
 DEALER = (("x-caller", "dealer"),)
 T = TypeVar("T")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class WalletProcess:

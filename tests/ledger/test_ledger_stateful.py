@@ -317,5 +317,5 @@ class LedgerMachine(RuleBasedStateMachine):
             assert state.hand(table, hand_no).status.value == status
 
 
-LedgerMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=50, deadline=None)
+LedgerMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=50)
 TestLedgerMachine = LedgerMachine.TestCase

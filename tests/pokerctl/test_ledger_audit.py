@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from pathlib import Path
 
 import nats
@@ -15,16 +14,12 @@ from openpoker.ledger.commands import Deposit
 from openpoker.pokerctl.__main__ import main
 from openpoker.services.wallet.app import WalletApp
 from openpoker.services.wallet.server import open_store
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from openpoker.shell.natsproc import free_port
 
 
 def test_unreachable_nats_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["ledger", "audit", "--nats", f"nats://127.0.0.1:{_closed_port()}"]) == 2
+    nowhere = f"nats://127.0.0.1:{free_port()}"  # a port nothing listens on
+    assert main(["ledger", "audit", "--nats", nowhere]) == 2
     assert "cannot connect" in capsys.readouterr().err
 
 

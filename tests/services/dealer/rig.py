@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 from openpoker.engine import hand
 from openpoker.engine.hand_events import ActionKind
@@ -68,16 +67,6 @@ class Rig:
         for sequence, (table_id, env) in enumerate(self.table.envelopes, start=1):
             self.app.apply(table_id, env, sequence)
         self.app.go_live()
-
-
-async def until(condition: Callable[[], bool], *, what: str = "condition", within: float = 10.0) -> None:
-    """Poll ``condition`` (a liveness guard for the test, not a timing assertion)."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + within
-    while not condition():
-        if loop.time() > end:
-            raise AssertionError(f"gave up waiting for {what}")
-        await asyncio.sleep(0.005)
 
 
 async def calling_station(rig: Rig, table_id: str, stop: asyncio.Event) -> None:

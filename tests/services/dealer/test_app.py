@@ -15,8 +15,9 @@ from openpoker.services.dealer.app import HandFinished, UnknownHand
 from openpoker.services.dealer.tracker import HAND_VOIDED
 from openpoker.shuffle import ShuffleRecord, dealt_from_top, verify_record
 from openpoker.tablelog import ids
+from tests.helpers.waiting import until
 from tests.services.dealer.fakes import failed, log_events, seat_to_act, table_stacks
-from tests.services.dealer.rig import SLOW, Rig, calling_station, rules, until
+from tests.services.dealer.rig import SLOW, Rig, calling_station, rules
 
 T = "t1"
 

@@ -12,13 +12,15 @@ import pytest
 
 from openpoker.api.dealer.v1 import dealer_service_pb2 as pb
 from openpoker.api.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
+from openpoker.engine.version import ENGINE_VERSION
 from openpoker.services.dealer.handlers import DealerServicer
 from openpoker.services.dealer.server import spec
 from openpoker.shell.client import channel, rich_error
 from openpoker.shell.config import ShellConfig
 from openpoker.shell.server import start_server
 from openpoker.tablelog import ids
-from tests.services.dealer.rig import SLOW, Rig, rules, until
+from tests.helpers.waiting import until
+from tests.services.dealer.rig import SLOW, Rig, rules
 
 
 @pytest.fixture
@@ -60,6 +62,7 @@ async def test_status_and_hands_in_flight(rig: Rig, stub: Any) -> None:
     status = await stub.GetDealerStatus(pb.GetDealerStatusRequest())
     assert (status.tables_followed, status.active_hands, status.paused_tables) == (3, 3, 0)
     assert status.pending_events == 7
+    assert status.engine_version == ENGINE_VERSION
     first = await stub.ListActiveHands(pb.ListActiveHandsRequest(page_size=2))
     assert len(first.hands) == 2
     assert first.next_page_token

@@ -18,8 +18,9 @@ from openpoker.eventstore.envelope import RecordedEvent
 from openpoker.services.dealer.feed import stream_sequence
 from openpoker.services.dealer.tracker import TableTrack, decode_event
 from openpoker.tablelog import ids
+from tests.helpers.waiting import until
 from tests.services.dealer.fakes import seat_to_act
-from tests.services.dealer.rig import FAST, SLOW, Rig, rules, until
+from tests.services.dealer.rig import FAST, SLOW, Rig, rules
 
 T = "t1"
 

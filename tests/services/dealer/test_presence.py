@@ -22,8 +22,9 @@ from openpoker.engine.table_events import (
 from openpoker.presence import PresenceReport
 from openpoker.services.dealer.app import DealerSettings
 from openpoker.services.dealer.presence import Hearing, PresenceBook
+from tests.helpers.waiting import until
 from tests.services.dealer.fakes import FakeTable, failed, log_events, seat_to_act
-from tests.services.dealer.rig import SLOW, Rig, rules, until
+from tests.services.dealer.rig import SLOW, Rig, rules
 
 T = "t1"
 _AT = itertools.count(1)

@@ -8,8 +8,9 @@ import datetime as dt
 
 from openpoker.engine.table_events import PlayerDisconnected, PlayerSatOut, SitOut
 from openpoker.presence import PresenceReport
+from tests.helpers.waiting import until
 from tests.services.dealer.fakes import log_events
-from tests.services.dealer.rig import SLOW, Rig, rules, until
+from tests.services.dealer.rig import SLOW, Rig, rules
 
 T = "t1"
 

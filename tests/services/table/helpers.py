@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +24,7 @@ from openpoker.shell.server import RunningServer, start_server
 from openpoker.tablelog.store import MemoryTableEvents, TableStore
 
 DEALER = (("x-caller", "dealer"),)
+PARTITIONS = 256  # the table store's partitions in these tests
 
 
 @dataclass
@@ -126,23 +126,30 @@ class Running:
         await self.app.close()
 
 
-async def serve(events: MemoryTableEvents, wallet: FakeWallet, ownership: Ownership | None = None) -> Running:
-    store = TableStore(events, partitions=256)
-    app = TableApp(store=store, ownership=ownership or StaticOwnership(), wallet=wallet)
+async def serve(
+    events: MemoryTableEvents,
+    wallet: FakeWallet,
+    ownership: Ownership | None = None,
+    *,
+    reconcile_every: float = 0.0,
+    grace: float = 30.0,
+    claim: bool = False,
+) -> Running:
+    """A table service on a free port over ``events``; ``reconcile_every`` > 0 turns escrow
+    reconciliation on (its loop not started), with ``grace`` and ``claim`` as ``TableApp`` takes
+    them (the defaults are ``TableApp``'s)."""
+    app = TableApp(
+        store=TableStore(events, partitions=PARTITIONS),
+        ownership=ownership or StaticOwnership(),
+        wallet=wallet,
+        reconcile_every=reconcile_every,
+        reconcile_grace=grace,
+        reconcile_claim=claim,
+    )
     config = ShellConfig.from_env("table", {"POKER_TABLE_PORT": "0"})
     server = await start_server(config, [spec(TableServicer(app))])
     chan = channel(server.address)
     return Running(server=server, app=app, chan=chan, stub=pb_grpc.TableServiceStub(chan))
-
-
-@contextlib.asynccontextmanager
-async def serving(cash: dict[str, int]) -> AsyncIterator[Running]:
-    """A running service on an in-memory store with a fake wallet holding ``cash``; stopped after."""
-    running = await serve(MemoryTableEvents(), FakeWallet(cash=cash))
-    try:
-        yield running
-    finally:
-        await running.stop()
 
 
 def rid() -> str:

@@ -6,7 +6,6 @@ over the limit refused whole."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -16,16 +15,15 @@ from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.services.table.handlers import MAX_BATCH
 from openpoker.shell.client import rich_error
 from openpoker.shell.streamcalls import BatchedCalls, stream_error
-from tests.services.table.helpers import Running, create, join, rid, serving, start_hand, to_act
+from tests.services.table.helpers import Running, create, join, rid, start_hand, to_act
 
 TABLES = ("t1", "t2")
 PLAYERS = {"t1": ("ann", "bob"), "t2": ("cat", "dan")}
 
 
 @pytest.fixture
-async def svc() -> AsyncIterator[Running]:
-    async with serving({p: 1000 for pair in PLAYERS.values() for p in pair}) as running:
-        yield running
+def cash() -> dict[str, int]:
+    return {p: 1000 for pair in PLAYERS.values() for p in pair}
 
 
 async def two_tables(svc: Running) -> dict[str, pb.Table]:

@@ -3,7 +3,6 @@ and errors as ``Act``, answered in-band, in order, on a stream that outlives ref
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -20,16 +19,9 @@ from tests.services.table.helpers import (
     create,
     join,
     rid,
-    serving,
     start_hand,
     to_act,
 )
-
-
-@pytest.fixture
-async def svc() -> AsyncIterator[Running]:
-    async with serving({"ann": 1000, "bob": 1000}) as running:
-        yield running
 
 
 async def heads_up(svc: Running) -> pb.Table:

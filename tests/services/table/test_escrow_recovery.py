@@ -5,55 +5,19 @@ between a buy-in and its append) goes back to the player's cash."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 import grpc
 import pytest
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
-from openpoker.api.table.v1 import table_service_pb2_grpc as pb_grpc
 from openpoker.services.table import retrying
-from openpoker.services.table.app import TableApp
-from openpoker.services.table.handlers import TableServicer
-from openpoker.services.table.ownership import Ownership, PartitionHeld, StaticOwnership
+from openpoker.services.table.ownership import PartitionHeld, StaticOwnership
 from openpoker.services.table.reconcile import RETURN_PREFIX
-from openpoker.services.table.server import spec
 from openpoker.services.table.wallet import WalletRefused
-from openpoker.shell.client import channel
-from openpoker.shell.config import ShellConfig
-from openpoker.shell.server import start_server
-from openpoker.tablelog.store import MemoryTableEvents, TableStore
-from tests.services.table.helpers import FakeWallet, Running, SlowWallet, create, join, rid
-
-
-async def serve(
-    events: MemoryTableEvents,
-    wallet: FakeWallet,
-    *,
-    ownership: Ownership | None = None,
-    reconcile_every: float = 0.0,
-    grace: float = 0.0,
-) -> Running:
-    app = TableApp(
-        store=TableStore(events, partitions=256),
-        ownership=ownership or StaticOwnership(),
-        wallet=wallet,
-        reconcile_every=reconcile_every,
-        reconcile_grace=grace,
-    )
-    server = await start_server(
-        ShellConfig.from_env("table", {"POKER_TABLE_PORT": "0"}), [spec(TableServicer(app))]
-    )
-    chan = channel(server.address)
-    return Running(server=server, app=app, chan=chan, stub=pb_grpc.TableServiceStub(chan))
-
-
-async def until_true(condition: Callable[[], bool]) -> None:
-    for _ in range(2000):
-        if condition():
-            return
-        await asyncio.sleep(0.005)
-    raise AssertionError("condition never held")
+from openpoker.tablelog.store import MemoryTableEvents
+from tests.helpers.waiting import until
+from tests.services.table.helpers import FakeWallet, Running, SlowWallet, create, join, rid, serve
 
 
 async def leave(svc: Running, player: str) -> pb.LeaveTableResponse:
@@ -75,12 +39,8 @@ def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def wallet() -> FakeWallet:
-    return FakeWallet(cash={"ann": 1000, "bob": 1000})
-
-
-@pytest.fixture
 async def svc(wallet: FakeWallet) -> AsyncIterator[Running]:
+    """The service with escrow reconciliation on (its loop not started) and no grace."""
     running = await serve(MemoryTableEvents(), wallet, reconcile_every=3600.0, grace=0.0)
     try:
         yield running
@@ -229,7 +189,7 @@ async def test_a_join_in_flight_is_not_taken_for_an_orphan() -> None:
     try:
         await create(svc.stub)
         joining = asyncio.ensure_future(join(svc.stub, "bob", 2))
-        await until_true(lambda: wallet.escrow.get(("t1", "bob")) == 200)  # moved, not yet seated
+        await until(lambda: wallet.escrow.get(("t1", "bob")) == 200)  # moved, not yet seated
         reconciler = svc.app.reconciler
         assert reconciler is not None
         for _ in range(3):
@@ -271,7 +231,7 @@ async def test_a_new_owner_returns_orphans_when_it_takes_the_table_over(wallet: 
     )
     try:
         await new.stub.GetTable(pb.GetTableRequest(name="tables/t1"))  # takes the table over
-        await until_true(lambda: wallet.cash["bob"] == 1000)
+        await until(lambda: wallet.cash["bob"] == 1000)
         assert wallet.escrow[("t1", "bob")] == 0
         assert (wallet.cash["ann"], wallet.escrow[("t1", "ann")]) == (800, 200)
         assert len(cash_out_calls(wallet, "bob")) == 1
@@ -287,9 +247,9 @@ async def test_reconciliation_runs_periodically_and_stops_on_shutdown(wallet: Fa
         reconciler.start()
         await create(svc.stub)
         await orphan(wallet)
-        await until_true(lambda: wallet.cash["bob"] == 1000)
+        await until(lambda: wallet.cash["bob"] == 1000)
         passes = sum(1 for c in wallet.calls if c[0] == "escrows")
-        await until_true(lambda: sum(1 for c in wallet.calls if c[0] == "escrows") > passes + 1)
+        await until(lambda: sum(1 for c in wallet.calls if c[0] == "escrows") > passes + 1)
     finally:
         await svc.stop()
     after = sum(1 for c in wallet.calls if c[0] == "escrows")

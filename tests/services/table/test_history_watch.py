@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
@@ -15,18 +13,11 @@ from tests.services.table.helpers import (
     act,
     create,
     join,
-    serving,
     start_hand,
     to_act,
 )
 
 AUDITOR = (("x-caller", "auditor"),)
-
-
-@pytest.fixture
-async def svc() -> AsyncIterator[Running]:
-    async with serving({"ann": 1000, "bob": 1000}) as running:
-        yield running
 
 
 async def play(svc: Running, hand_id: str, *, fold_first: bool) -> pb.Table:

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
 
 import pytest
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.tablelog import snapshot
 from openpoker.tablelog.store import MemoryTableEvents
+from tests.helpers.waiting import until
 from tests.services.table.helpers import (
     DEALER,
     FakeWallet,
@@ -27,17 +27,8 @@ from tests.services.table.helpers import (
 
 
 @pytest.fixture
-def wallet() -> FakeWallet:
-    return FakeWallet(cash={"ann": 1000, "bob": 1000, "cat": 1000, "dan": 1000})
-
-
-@pytest.fixture
-async def svc(wallet: FakeWallet) -> AsyncIterator[Running]:
-    running = await serve(MemoryTableEvents(), wallet)
-    try:
-        yield running
-    finally:
-        await running.stop()
+def cash() -> dict[str, int]:
+    return {"ann": 1000, "bob": 1000, "cat": 1000, "dan": 1000}
 
 
 async def leave(svc: Running, player: str) -> pb.LeaveTableResponse:
@@ -140,7 +131,7 @@ async def test_a_join_whose_caller_goes_away_mid_buy_in_still_ends_seated_or_ref
             post_choice=pb.POST_CHOICE_POST_NOW,
         )
         call = svc.stub.JoinTable(request)
-        await until_true(lambda: wallet.escrow.get(("t1", "ann")) == 200)  # the chips moved
+        await until(lambda: wallet.escrow.get(("t1", "ann")) == 200)  # the chips moved
         call.cancel()  # the client gives up while the wallet's answer is on its way
         with pytest.raises(asyncio.CancelledError):
             await call
@@ -153,11 +144,3 @@ async def test_a_join_whose_caller_goes_away_mid_buy_in_still_ends_seated_or_ref
         assert wallet.cash["ann"] == 800
     finally:
         await svc.stop()
-
-
-async def until_true(condition: Callable[[], bool]) -> None:
-    for _ in range(1000):
-        if condition():
-            return
-        await asyncio.sleep(0.005)
-    raise AssertionError("condition never held")

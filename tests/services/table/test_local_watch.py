@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 import pytest
@@ -21,16 +21,14 @@ from tests.services.table.helpers import (
     act,
     create,
     join,
-    serving,
     start_hand,
     to_act,
 )
 
 
 @pytest.fixture
-async def svc() -> AsyncIterator[Running]:
-    async with serving({"ann": 10_000, "bob": 10_000}) as running:
-        yield running
+def cash() -> dict[str, int]:
+    return {"ann": 10_000, "bob": 10_000}
 
 
 class CountingFollows:

@@ -2,34 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import grpc
 import pytest
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.shell.client import rich_error
-from openpoker.tablelog.store import MemoryTableEvents
 from tests.services.table.helpers import (
-    FakeWallet,
     Running,
     act,
     create,
     join,
-    serve,
     start_hand,
     to_act,
 )
 
 
 @pytest.fixture
-async def svc() -> AsyncIterator[Running]:
-    wallet = FakeWallet(cash={"ann": 1000, "bob": 1000, "cat": 1000})
-    running = await serve(MemoryTableEvents(), wallet)
-    try:
-        yield running
-    finally:
-        await running.stop()
+def cash() -> dict[str, int]:
+    return {"ann": 1000, "bob": 1000, "cat": 1000}
 
 
 async def test_full_hand_heads_up(svc: Running) -> None:

@@ -8,27 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable
 
 import pytest
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
-from openpoker.api.table.v1 import table_service_pb2_grpc as pb_grpc
 from openpoker.eventstore.subjects import partition_of
 from openpoker.services.table import reconcile
-from openpoker.services.table.app import TableApp
-from openpoker.services.table.handlers import TableServicer
 from openpoker.services.table.ownership import Ownership, PartitionHeld, StaticOwnership
-from openpoker.services.table.server import spec
 from openpoker.services.table.wallet import Escrow
-from openpoker.shell.client import channel
-from openpoker.shell.config import ShellConfig
-from openpoker.shell.server import start_server
 from openpoker.tablelog.events import OwnerChanged
 from openpoker.tablelog.store import MemoryTableEvents, TableStore, decode_events
-from tests.services.table.helpers import FakeWallet, Running, create, join, rid
-
-PARTITIONS = 256
+from tests.helpers.waiting import until
+from tests.services.table import helpers
+from tests.services.table.helpers import PARTITIONS, FakeWallet, Running, create, join, rid
 
 
 async def serve(
@@ -41,29 +33,10 @@ async def serve(
     claim: bool = True,
 ) -> Running:
     """An instance with reconciliation on, its periodic loop started (as the server does)."""
-    app = TableApp(
-        store=TableStore(events, partitions=PARTITIONS),
-        ownership=ownership,
-        wallet=wallet,
-        reconcile_every=every,
-        reconcile_grace=grace,
-        reconcile_claim=claim,
-    )
-    assert app.reconciler is not None
-    app.reconciler.start()
-    server = await start_server(
-        ShellConfig.from_env("table", {"POKER_TABLE_PORT": "0"}), [spec(TableServicer(app))]
-    )
-    chan = channel(server.address)
-    return Running(server=server, app=app, chan=chan, stub=pb_grpc.TableServiceStub(chan))
-
-
-async def until_true(condition: Callable[[], bool]) -> None:
-    for _ in range(4000):  # a liveness guard (20 s), not a timing assertion
-        if condition():
-            return
-        await asyncio.sleep(0.005)
-    raise AssertionError("condition never held")
+    running = await helpers.serve(events, wallet, ownership, reconcile_every=every, grace=grace, claim=claim)
+    assert running.app.reconciler is not None
+    running.app.reconciler.start()
+    return running
 
 
 async def orphan(wallet: FakeWallet, table_id: str, player: str, amount: int = 300) -> None:
@@ -127,7 +100,7 @@ async def test_a_table_nobody_uses_after_a_restart_is_reconciled() -> None:
     # The new instance gets no call at all: it claims the tables' partitions and sweeps them.
     new = await serve(events, wallet, StaticOwnership("table-2", 2))
     try:
-        await until_true(lambda: wallet.cash["bob"] == 1000 and wallet.cash["dan"] == 1000)
+        await until(lambda: wallet.cash["bob"] == 1000 and wallet.cash["dan"] == 1000, within=20.0)
         assert new.app.reconciler is not None
         await new.app.reconciler.drain()
         assert (wallet.escrow[("t1", "dan")], wallet.escrow[("t2", "bob")]) == (0, 0)
@@ -168,7 +141,7 @@ async def test_without_claiming_the_partitions_taken_by_use_are_swept() -> None:
         assert wallet.cash["bob"] == 700  # nothing held yet, nothing claimed: nothing swept
         # A call at one table takes its partition: every table of that partition is swept.
         await new.stub.GetTable(pb.GetTableRequest(name=f"tables/{used}"))
-        await until_true(lambda: wallet.cash["bob"] == 1000)
+        await until(lambda: wallet.cash["bob"] == 1000, within=20.0)
         await new.app.drain()
         # The table of a partition another instance holds is theirs to reconcile.
         assert (wallet.cash["cat"], wallet.escrow[(other, "cat")]) == (700, 300)
@@ -183,7 +156,7 @@ async def test_claiming_leaves_another_instances_partitions_alone() -> None:
     new = await serve(events, wallet, Partial([used]), claim=True)
     try:
         # The free partition's orphan is claimed and returned, with no call at any table ...
-        await until_true(lambda: wallet.cash["bob"] == 1000)
+        await until(lambda: wallet.cash["bob"] == 1000, within=20.0)
         await new.app.drain()
         # ... while the partition another instance holds is not even looked at.
         assert (wallet.cash["cat"], wallet.escrow[(other, "cat")]) == (700, 300)
@@ -231,7 +204,7 @@ async def test_many_idle_tables_cost_one_look_each_and_no_partition_is_taken() -
     new = await serve(events, wallet, StaticOwnership("table-2", 2), grace=0.2)
     try:
         # The claim looks at every table of the free partitions once: one wallet call each.
-        await until_true(lambda: sum(1 for c in wallet.calls[calls:] if c[0] == "escrows") >= 30)
+        await until(lambda: sum(1 for c in wallet.calls[calls:] if c[0] == "escrows") >= 30, within=20.0)
         await asyncio.sleep(0.3)  # more than the grace: no sweep follows
         assert sum(1 for c in wallet.calls[calls:] if c[0] == "escrows") == 30
         assert 1 < wallet.most <= reconcile.CONCURRENCY
@@ -260,7 +233,7 @@ async def test_the_periodic_pass_covers_tables_nothing_loaded(claim: bool) -> No
         await new.app.drain()
         # An orphan that appears later, at a table nothing has loaded, goes back on a later pass.
         await orphan(wallet, idle, "bob")
-        await until_true(lambda: wallet.cash["bob"] == 1000)
+        await until(lambda: wallet.cash["bob"] == 1000, within=20.0)
         assert len(returns(wallet, "bob")) == 1
     finally:
         await new.stop()

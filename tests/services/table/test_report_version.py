@@ -4,20 +4,12 @@ answers its first result."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import grpc
 import pytest
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.shell.client import rich_error
-from tests.services.table.helpers import DEALER, Running, create, join, rid, serving
-
-
-@pytest.fixture
-async def svc() -> AsyncIterator[Running]:
-    async with serving({"ann": 1000, "bob": 1000}) as running:
-        yield running
+from tests.services.table.helpers import DEALER, Running, create, join, rid
 
 
 def report(request_id: str, *, expected: int | None) -> pb.ReportConnectionRequest:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import Awaitable
 from typing import Any
 
 import grpc
@@ -10,7 +10,6 @@ import pytest
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.shell.client import RichError, rich_error
-from openpoker.tablelog.store import MemoryTableEvents
 from tests.services.table.helpers import (
     DEALER,
     FakeWallet,
@@ -20,24 +19,14 @@ from tests.services.table.helpers import (
     join,
     nl_config,
     rid,
-    serve,
     start_hand,
     to_act,
 )
 
 
 @pytest.fixture
-def wallet() -> FakeWallet:
-    return FakeWallet(cash={"ann": 1000, "bob": 1000, "cat": 1000})
-
-
-@pytest.fixture
-async def svc(wallet: FakeWallet) -> AsyncIterator[Running]:
-    running = await serve(MemoryTableEvents(), wallet)
-    try:
-        yield running
-    finally:
-        await running.stop()
+def cash() -> dict[str, int]:
+    return {"ann": 1000, "bob": 1000, "cat": 1000}
 
 
 async def refused(call: Awaitable[object]) -> RichError:

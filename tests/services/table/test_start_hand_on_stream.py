@@ -4,7 +4,6 @@ refusals in-band, and in its place among its table's commands."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -20,7 +19,6 @@ from tests.services.table.helpers import (
     join,
     rid,
     sealed,
-    serving,
     start_hand,
 )
 
@@ -28,9 +26,8 @@ PLAYERS = {"t1": ("ann", "bob"), "t2": ("cat", "dan")}
 
 
 @pytest.fixture
-async def svc() -> AsyncIterator[Running]:
-    async with serving({p: 1000 for pair in PLAYERS.values() for p in pair}) as running:
-        yield running
+def cash() -> dict[str, int]:
+    return {p: 1000 for pair in PLAYERS.values() for p in pair}
 
 
 async def seated(svc: Running, *table_ids: str) -> None:
