@@ -4,32 +4,19 @@ started once per test module and always stopped by it."""
 
 from __future__ import annotations
 
-import asyncio
-import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from openpoker.pokerctl.local import LocalSystem
+from tests.helpers.system import local_system
 
-LEASE_TTL = "POKER_TABLE_LEASE_TTL"
+# A restarted table service is a new instance: it owns its tables again once the crashed one's
+# partition leases expire. Short leases keep the restart tests short.
+ENV = {"POKER_TABLE_LEASE_TTL": "2"}
 
 
 @pytest.fixture(scope="module")
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
-    data_dir: Path = tmp_path_factory.mktemp("e2e")
-    # A restarted table service is a new instance: it owns its tables again once the crashed
-    # one's partition leases expire. Short leases keep the restart tests short.
-    saved = os.environ.get(LEASE_TTL)
-    os.environ[LEASE_TTL] = "2"
-    local = LocalSystem(data_dir=data_dir, free_ports=True)
-    try:
-        asyncio.run(local.start())
+    with local_system(tmp_path_factory.mktemp("e2e"), ENV) as local:
         yield local
-    finally:
-        asyncio.run(local.stop())
-        if saved is None:
-            os.environ.pop(LEASE_TTL, None)
-        else:
-            os.environ[LEASE_TTL] = saved

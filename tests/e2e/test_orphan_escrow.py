@@ -6,10 +6,8 @@ wallet, table, dealer, rng (``pokerctl.local.LocalSystem``)."""
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -18,6 +16,7 @@ from openpoker.pokerctl.bots import buy_in_for, table_config
 from openpoker.pokerctl.chips import balance, check_chips, house_balance
 from openpoker.pokerctl.local import LocalSystem
 from tests.e2e.helpers import CALLER, Clients
+from tests.helpers.system import local_system
 
 # Short leases (a restarted table service owns its tables again soon) and a short reconciliation
 # cycle, so the test takes seconds; the defaults are 10 s, 60 s and 30 s.
@@ -31,20 +30,8 @@ AS_TABLE = (("x-caller", "table"),)
 
 @pytest.fixture(scope="module")
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
-    data_dir: Path = tmp_path_factory.mktemp("e2e-orphan")
-    saved = {key: os.environ.get(key) for key in ENV}
-    os.environ.update(ENV)
-    local = LocalSystem(data_dir=data_dir, free_ports=True)
-    try:
-        asyncio.run(local.start())
+    with local_system(tmp_path_factory.mktemp("e2e-orphan"), ENV) as local:
         yield local
-    finally:
-        asyncio.run(local.stop())
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 async def returns_of(c: Clients, player: str) -> list[str]:

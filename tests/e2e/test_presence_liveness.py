@@ -30,6 +30,7 @@ from openpoker.shell import childproc
 from openpoker.shell.client import channel, health_status
 from tests.e2e.helpers import Clients
 from tests.e2e.test_disconnect import log_until, of, watch
+from tests.helpers.system import local_system
 
 HEARTBEAT = "0.25"  # seconds between an instance's reports
 TTL = 3.0  # seconds the dealer waits for the next one (margin for a loaded machine)
@@ -43,19 +44,8 @@ ENV = {
 @pytest.fixture(scope="module")
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
     """This module's own system: short leases, heartbeats and TTL (the processes read them)."""
-    saved = {name: os.environ.get(name) for name in ENV}
-    os.environ.update(ENV)
-    local = LocalSystem(data_dir=tmp_path_factory.mktemp("presence"), free_ports=True)
-    try:
-        asyncio.run(local.start())
+    with local_system(tmp_path_factory.mktemp("presence"), ENV) as local:
         yield local
-    finally:
-        asyncio.run(local.stop())
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def now_ms() -> int:
