@@ -1,4 +1,5 @@
-"""rng service: CPU per hand of the ``python -m services.rng`` process, as the dealer uses it.
+"""rng service: CPU per hand of the ``python -m openpoker.services.rng`` process, as the dealer
+uses it.
 
 Setup: a real nats-server and ONE rng process (info-level JSON logs to a file, as ``pokerctl
 up`` and ``bench system`` run it). Per hand, exactly the dealer's calls: ``Shuffle`` (as the

@@ -1,13 +1,12 @@
 """Table service: action round trip (client -> table -> engine -> append -> reply) and actions/s.
 
 Setup: a real nats-server, the wallet service and ONE table-service process (``python -m
-services.table``), each its own process as in production; the client runs in this process.
+openpoker.services.table``), each its own process as in production; the client runs in this process.
 Heads-up tables play check/call hands; each ``Act`` is one gRPC call that the table decides with
 the engine and appends to JetStream before answering. A driver works from the replies, as the
 dealer and players do: ``StartHand`` (as the dealer) returns the hand with the seat to act, each
-``Act`` returns the table with the live hand; nothing else is read (until 2026-11-22 06:55 UTC
-each hand also read the table with ``GetTable``, a bench artefact that cost the service one more
-RPC per hand).
+``Act`` returns the table with the live hand; nothing else is read (no ``GetTable`` per hand:
+neither the dealer nor players make that call).
 
 * latency: sequential actions at one table (p50/p99 over every ``Act``), over ``ActStream``
   with the table in each reply, over unary ``Act``, and over ``ActStream`` with ``omit_table``
@@ -20,9 +19,9 @@ RPC per hand).
   in flight leave together, as a game server acting for many tables over a few connections
   sends them; the headline figure), one ``ActStream`` per table (as each bot sends its own), one
   unary call per command. On the streams a hand's ``StartHand`` goes with the actions
-  (``ActStreamRequest.start_hand``; the drivers deal as well as act); until 2026-11-22 14:20 UTC
-  it was a unary call on every round, which cost the service a whole unary call per hand and
-  broke up the batches, and this round ran 16 tables on one stream;
+  (``ActStreamRequest.start_hand``; the drivers deal as well as act): a unary ``StartHand``
+  beside the streams would cost the service a whole unary call per hand and break up the
+  batches;
 * peers, same run: a bare gRPC call to the same server (health check) and a bare JetStream
   append (publish with ``Nats-Expected-Last-Subject-Sequence`` and ``Nats-Msg-Id``) from here;
   their sum is the floor of an action's round trip.

@@ -5,8 +5,8 @@ each, one JetStream message each), one hand after another; then a restart: full 
 log versus snapshot + tail. Peer, same run: the pure ledger core alone (``decide`` + ``evolve``
 in memory, no I/O), the floor the persistence sits on.
 
-Service process (``service_*``): ONE ``python -m services.wallet`` (info-level JSON logs to a
-file, as ``pokerctl up`` and ``bench system`` run it) called over gRPC exactly as the dealer
+Service process (``service_*``): ONE ``python -m openpoker.services.wallet`` (info-level JSON
+logs to a file, as ``pokerctl up`` and ``bench system`` run it) called over gRPC exactly as the dealer
 calls it per hand (``OpenHand`` then ``SettleHand``, heads-up, 20 tables at once, one hand after
 another at each); the figure is the wallet process's CPU (user + system, ``/proc``) over the
 measured hands divided by their number. Before them, as many hands are played unmeasured (a

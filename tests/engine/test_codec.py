@@ -184,7 +184,7 @@ def _source_hints(cls: type[Any]) -> dict[str, Any]:
     class's own annotations lose the item types of tuples and unions)."""
     module = importlib.import_module(cls.__module__)
     # Beside the module's file (a compiled module's is the .so): engine events, and the events
-    # other packages register with the codec (services.table.events) when a run imports them.
+    # other packages register with the codec (openpoker.tablelog.events) when a run imports them.
     assert module.__file__ is not None
     source = Path(module.__file__).with_name(cls.__module__.rsplit(".", 1)[-1] + ".py")
     tree = ast.parse(source.read_text())

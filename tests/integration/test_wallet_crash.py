@@ -1,6 +1,6 @@
 """Crash test: SIGKILL the wallet process at random points while a driver retries its calls.
 
-A real ``python -m services.wallet`` subprocess over a real nats-server. The driver plays a
+A real ``python -m openpoker.services.wallet`` subprocess over a real nats-server. The driver plays a
 fixed script (deposits, buy-ins, hands settled or voided, cash-outs, withdrawals), retrying
 each call with the same request until it gets an answer, while a killer task SIGKILLs the
 wallet at random moments (seeded) and starts a new one. Afterwards:

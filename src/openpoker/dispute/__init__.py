@@ -1,4 +1,4 @@
-"""Dispute replay: rebuild, verify and export any hand from the logs (import ``dispute``).
+"""Dispute replay: rebuild, verify and export any hand from the logs (``openpoker.dispute``).
 
 * ``evidence``: what the replay reads: the table's envelopes as stored (with their
   ``Nats-Msg-Id``), the revealed seeds of the audit record (``RNG_AUDIT``) and each hand's

@@ -15,7 +15,7 @@ first broken check, which it names (``Check``) with the table, the version and t
 7. ``cards``: the deck the seed derives holds every card the log says was dealt at the position
    the engine deals it from (hole cards one at a time clockwise, then the board), and equals the
    deck recorded in ``HandStarted``;
-8. ``refold``: the table log folds (``services.table.model``: ``engine.table`` plus voids and
+8. ``refold``: the table log folds (``tablelog.model``: ``engine.table`` plus voids and
    owner changes), each hand's plan (button, blinds, who is dealt in) is the one the table rules
    give, and the hand re-decided by the engine under its recorded rules from the derived deck,
    with the players' recorded decisions as commands, produces exactly the recorded events:

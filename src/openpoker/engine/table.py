@@ -133,8 +133,8 @@ HAND_EVENT_TYPES = (
 _HAND_COMMAND_TYPES = (Act, ProtectAllIn, Show, Muck)
 
 # Hand ids a table remembers, the latest ones in scheduling order, to refuse a reused one
-# (``DuplicateHandId``). Before 2026-11-22 it kept every id it had ever used, so a long-lived
-# table's state and snapshot grew without bound (229 KB of ids at 20,000 hands). A reused id is
+# (``DuplicateHandId``). Keeping every id ever used would make a long-lived table's state and
+# snapshot grow without bound (229 KB of ids at 20,000 hands). A reused id is
 # a dealer re-sending a recent StartHand under a new request id (a retry under the same request
 # id is answered before the engine); 100 hands is an hour or more of play at one table, and
 # costs at most about 6.6 KB in a snapshot with the longest ids the dealer makes (63
@@ -305,7 +305,7 @@ def from_snapshot(table_id: str, doc: Mapping[str, Any], *, hand_order: Sequence
     a key or holding a value of the wrong kind raises ``KeyError``, ``ValueError`` or
     ``codec.CodecError``.
 
-    A document of the first layout (before 2026-11-22: ``"hand_ids"``, every id the table had
+    A document of the first layout (``"hand_ids"``, every id the table had
     used, sorted) does not say which ids are the latest: ``hand_order`` must then give the
     table's latest hand ids in scheduling order (at least ``HAND_IDS_KEPT`` of them, or all),
     as the table service's index of recent hands does; without it, or when it disagrees with

@@ -1,4 +1,4 @@
-"""Append-only event streams with optimistic concurrency, on NATS JetStream (import ``eventstore``).
+"""Append-only event streams with optimistic concurrency, on NATS JetStream (``openpoker.eventstore``).
 
 * ``envelope``: ``Envelope`` (one command's events; ``poker.common.v1.Envelope`` on the wire),
   ``Draft``, ``RecordedEvent``, ``StoredEnvelope``, ``AppendResult``, ``Snapshot``.

@@ -114,7 +114,7 @@ class JetStreamEventStore:
         """``_publish``, sent again while NATS answers "no responders": no stream listens on the
         subject from where this client is, so nothing was stored. On a cluster that happens for
         a moment after a stream is created (its interest crosses the routes) or while its leader
-        moves; three immediate attempts used to end in ``AppendUnresolved`` there. Backs off for
+        moves, so a few immediate attempts are not enough. Backs off for
         up to the publish timeout, then raises the last "no responders" (an ambiguous ack)."""
         return await self._while_unheard(lambda: self._publish(subject, data, headers))
 

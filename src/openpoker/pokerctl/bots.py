@@ -173,7 +173,7 @@ class Bot:
         self._last: tpb.Table | None = None  # the latest view of the table
         self._business = asyncio.Lock()  # between-hands business, from the stream or the idle retry
         # Actions go over one ActStream per bot: a message on an open stream costs the table
-        # service a fraction of a unary Act (README, figures).
+        # service a fraction of a unary Act (docs/benchmarks.md).
         self._acts = StreamedCalls(tables.ActStream, wrap=_act_message, metadata=self._meta)
 
     async def _call(self, method: Any, request: Any) -> Any:

@@ -3,7 +3,7 @@
 ``pokerctl rng decks --count N [--deck 52|36] [--json]``
     N decks, one per line, top card first, as space-separated card codes (``As Td 2c ...``);
     with ``--json``: ``{"hand_id": ..., "commitment": ..., "deck": ["As", ...]}``. Each deck is
-    ``shuffle.derive_deck`` from a fresh 256-bit OS seed (``services.rng.entropy.os_seed``,
+    ``shuffle.derive_deck`` from a fresh 256-bit OS seed (``shuffle.entropy.os_seed``,
     the service's own seed source) and a fresh hand id. Seeds are not printed.
 ``pokerctl rng raw --bytes N``
     The raw DRBG stream (binary, before scaling or shuffling) on stdout: for each fresh seed and

@@ -2,7 +2,7 @@
 
 Starts nats-server with JetStream (store in DIR/nats, default ./data; client port 4222, where
 ``pokerctl replay`` and ``pokerctl ledger audit`` look by default) and every service that
-exists (``python -m services.<name>``, ports from ``POKER_<NAME>_PORT`` or the defaults rng 50051,
+exists (``python -m openpoker.services.<name>``, ports from ``POKER_<NAME>_PORT`` or the defaults rng 50051,
 wallet 50052, table 50053, dealer 50054; ``--free-ports`` picks free ones), waits until each
 answers SERVING on its health check, prints where each listens, and runs until Ctrl-C or
 SIGTERM; then stops the services (SIGTERM, in-flight RPCs finish) and nats-server last. If a

@@ -7,10 +7,10 @@ Used by ``pokerctl up`` (and meant for ``pokerctl demo`` and end-to-end tests)::
     system.targets["table"]       # "127.0.0.1:50053"
     await system.stop()           # services in reverse order (SIGTERM, grace), nats last
 
-Each service runs as ``python -m services.<name>`` in its own session (a terminal's Ctrl-C goes
+Each service runs as ``python -m openpoker.services.<name>`` in its own session (a terminal's Ctrl-C goes
 to the supervisor alone, which then stops everything in order), with ``POKER_NATS_URL`` and
 ``POKER_<NAME>_PORT`` set, logging to ``<data>/logs/<name>.log``. A service "exists" when its
-``services/<name>/__main__.py`` does. The rng seed key for development is kept in
+``openpoker/services/<name>/__main__.py`` does. The rng seed key for development is kept in
 ``<data>/secrets/rng-seed-key`` (mode 0600), so seeds stay revealable across restarts; a
 ``POKER_RNG_SEED_KEY`` in the environment wins.
 """

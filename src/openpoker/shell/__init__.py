@@ -33,7 +33,7 @@ wiring plus handlers. The public API (kept stable; other teams build on it):
     forward deadlines by itself).
 ``shell.runner``
     ``run(main)``: ``asyncio.run`` with SIGTERM/SIGINT turned into a stop event, for
-    ``python -m services.<name>``.
+    ``python -m openpoker.services.<name>``.
 ``shell.client``
     ``RichError`` / ``rich_error(err)``: decode a failed call back into code, reason, domain
     and metadata (tests, pokerctl); ``channel(target)``.

@@ -1,4 +1,4 @@
-"""Run a service's async main under ``python -m services.<name>`` with graceful shutdown.
+"""Run a service's async main under ``python -m openpoker.services.<name>`` with graceful shutdown.
 
 ``run(main)`` calls ``asyncio.run(main(stop))`` where ``stop`` is an ``asyncio.Event`` set on
 SIGTERM or SIGINT. ``main`` starts its server, waits for ``stop``, then stops the server (health
@@ -41,7 +41,7 @@ async def _supervise(main: Main) -> int:
 
 
 def run(main: Main) -> int:
-    """Entry point body for ``services/<name>/__main__.py``: ``sys.exit(run(main))``."""
+    """Entry point body for ``openpoker/services/<name>/__main__.py``: ``sys.exit(run(main))``."""
     try:
         return asyncio.run(_supervise(main))
     except ConfigError as exc:

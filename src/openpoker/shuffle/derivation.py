@@ -1,4 +1,4 @@
-"""The per-hand shuffle derivation, by algorithm version (see the README's RNG section).
+"""The per-hand shuffle derivation, by algorithm version (docs/rng-certification.md).
 
 ``openpoker-shuffle-v1``:
 

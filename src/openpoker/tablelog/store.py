@@ -3,7 +3,7 @@
 ``TableEvents`` is the port: the event store (``eventstore.port.EventStore``) plus the two reads
 the table service needs beyond it: ``follow`` (envelopes as they are appended, for WatchTable)
 and ``tables`` (every table's id in creation order, for ListTables). ``MemoryTableEvents`` (unit
-tests) and ``JetStreamTableEvents`` extend the two event stores of ``libs/eventstore``.
+tests) and ``JetStreamTableEvents`` extend the two event stores of ``openpoker.eventstore``.
 
 ``TableStore`` turns engine values into envelopes and back: each event is
 ``Event{type=<class name>, payload=engine.codec JSON}``; ``load`` rebuilds a ``TableModel`` from
@@ -439,7 +439,7 @@ class TableStore:
         ``before_sequence``, from the log (read once, only ``HandScheduled``, ``HandEnded`` and
         ``HandVoided`` payloads decoded); returns how many hands, from the first, now have their
         entry (every one of them: hands before an indexed hand are over). For a table whose
-        index cannot be trusted to be complete (written before 2026-11-22, or a lost bucket)."""
+        index cannot be trusted to be complete (written before the count existed, or a lost bucket)."""
         records: list[HandRecord] = []
         current: HandRecord | None = None
         subject = self.subject(table_id)

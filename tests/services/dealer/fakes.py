@@ -4,7 +4,7 @@
 hands each envelope to the dealer app as the JetStream feed would. ``FakeWallet`` keeps
 escrows, reservations and the house like the ledger does (and refuses what the ledger refuses),
 so tests can check that chips are conserved between the table and the wallet. ``FakeRng`` derives
-real decks (``libs/shuffle``) from a seed per hand and reveals only after the table log ends the
+real decks (``openpoker.shuffle``) from a seed per hand and reveals only after the table log ends the
 hand.
 """
 

@@ -1,6 +1,7 @@
 """The dealer service: the process manager that drives hands (``poker.dealer.v1.DealerService``).
 
-Wiring so far (foundation): configuration, the NATS connection and a gRPC server with health and
-reflection. The process manager itself (shuffle, reservations, clocks, settlement, seed reveal)
-and the operator RPCs come with issue 7; until then every RPC answers UNIMPLEMENTED.
+``app`` is the process manager (one driver per table: shuffle, reservations, clocks,
+settlement, seed reveal; its theory of operation is in its docstring), ``feed`` and ``tracker``
+follow and fold the table logs, ``presence`` merges the table services' presence reports,
+``handlers`` serve the operator RPCs (status, hands in flight, void, pause, resume).
 """

@@ -1,4 +1,4 @@
-"""``python -m services.dealer``: run the dealer service until SIGTERM/SIGINT."""
+"""``python -m openpoker.services.dealer``: run the dealer service until SIGTERM/SIGINT."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ one thing that is due, in this order:
 
 What the dealer remembers outside the log (hands reserved, settled, released) is lost on a
 restart; every step is idempotent under ids derived from the table and hand number
-(``services.dealer.ids``), so the last hand of each table is simply taken through the steps
+(``tablelog.ids``), so the last hand of each table is simply taken through the steps
 again. Hands before the last one are finished: the dealer starts a hand only after the
 previous one is settled or released.
 """

@@ -1,7 +1,7 @@
 """What the dealer needs from the other services (``typing.Protocol``s).
 
 The gRPC implementations are in ``services.dealer.clients``; unit tests use in-memory fakes.
-Every method is idempotent under its request id (built by ``services.dealer.ids``), so the
+Every method is idempotent under its request id (built by ``tablelog.ids``), so the
 dealer may retry any of them after a timeout or a restart.
 
 Failures reach the dealer as ``CallFailed`` with a ``retryable`` flag: retryable failures

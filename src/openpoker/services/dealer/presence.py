@@ -1,7 +1,7 @@
 """Presence reports to ``ReportConnection``: the dealer's side of disconnection protection.
 
 Every table-service process publishes what it sees on core NATS (``poker.presence.<table_id>``,
-``services.table.presence``): a report names the players with a ``WatchTable`` stream open on
+``openpoker.presence``): a report names the players with a ``WatchTable`` stream open on
 that process, at once when one's first stream opens or last ends, and again every heartbeat for
 each table where anyone is connected to it.
 

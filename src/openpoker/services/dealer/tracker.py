@@ -139,7 +139,7 @@ class TableTrack:
 
 
 # Decoded events kept, by (type, payload). ``engine.codec.decode`` walks the class's fields and
-# type hints for every value, which made it most of the dealer's fold (measured 2026-11-22: about
+# type hints for every value, which made it most of the dealer's fold (about
 # 0.8 of the fold's 1.0 ms per 2-player hand, in-process). Events are frozen values and decoding is a pure
 # function of the type and payload, so the same bytes can share one value; and most events repeat
 # byte for byte across hands (``Checked`` of seat 1, the blinds of a stake, ``ShowdownStarted``).

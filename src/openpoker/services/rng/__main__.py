@@ -1,4 +1,4 @@
-"""``python -m services.rng``: run the rng service until SIGTERM/SIGINT."""
+"""``python -m openpoker.services.rng``: run the rng service until SIGTERM/SIGINT."""
 
 from __future__ import annotations
 

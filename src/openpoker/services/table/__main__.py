@@ -1,7 +1,7 @@
-"""``python -m services.table``: run the table service until SIGTERM/SIGINT.
+"""``python -m openpoker.services.table``: run the table service until SIGTERM/SIGINT.
 
 The event loop is uvloop's: the action path is mostly loop and socket work (gRPC callbacks,
-the NATS publish and its ack), which uvloop runs in C (see README, "Table service").
+the NATS publish and its ack), which uvloop runs in C (docs/benchmarks.md).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Besides the shell's ``POKER_*`` settings (``shell.config``):
   ``OwnerChanged`` events (shown to clients in NOT_OWNER errors);
 * ``POKER_TABLE_SNAPSHOT_EVERY`` (default 10): snapshot a table every N hands;
 * ``POKER_TABLE_PRESENCE_HEARTBEAT`` (default 2 s): how often this instance repeats who is
-  connected to it (``services.table.presence``); keep it well under the dealer's
+  connected to it (``openpoker.presence``); keep it well under the dealer's
   ``POKER_DEALER_PRESENCE_TTL``;
 * ``POKER_TABLE_RECONCILE_EVERY`` (default 60 s): how often the escrow of every table this
   instance holds is reconciled with its log (``services.table.reconcile``; also on taking a

@@ -7,7 +7,7 @@ their entries are written. So while it covers every hand older than a model's in
 without an entry is no hand of the table: StartHand refuses a reused old id (DUPLICATE_HAND_ID),
 and GetHand and VoidHand answer an unknown one, with one KV read and no log read (the engine
 remembers only the latest ``engine.table.HAND_IDS_KEPT`` ids). When it does not (a table indexed
-before 2026-11-22, a lost bucket, an owner that stopped before writing), the log is read once to
+before the count existed, a lost bucket, an owner that stopped before writing), the log is read once to
 write every older entry (``HandIndex.reindex``).
 """
 

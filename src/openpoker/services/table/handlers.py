@@ -349,7 +349,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
     ) -> AsyncIterator[pb.WatchTableResponse]:
         table_id = mapping.table_id_of(request.name)
         viewer = _player(context, request.viewer_player_id, required=False) or None
-        # A player's open watch stream is their connection (services.table.presence).
+        # A player's open watch stream is their connection (openpoker.presence).
         if viewer is not None:
             self._presence.opened(table_id, viewer)
         try:

@@ -145,7 +145,7 @@ class MoneyFlows:
             decide(model)  # dry run: an illegal request touches no money
             self._flows[(table_id, player)] += 1  # marked under the lock: see reconcile.py
         # Once money moves, the flow runs to its end (seated, or refunded) even if the caller
-        # goes away: a client cancelled between the wallet's buy-in and the append used to leave
+        # goes away: a client cancelled between the wallet's buy-in and the append would leave
         # the chips in escrow with no seat behind them.
         flow = self._background.spawn(
             self._buy_in_then_append(

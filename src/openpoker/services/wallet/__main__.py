@@ -1,4 +1,4 @@
-"""``python -m services.wallet``: run the wallet service until SIGTERM/SIGINT."""
+"""``python -m openpoker.services.wallet``: run the wallet service until SIGTERM/SIGINT."""
 
 from __future__ import annotations
 

@@ -147,7 +147,7 @@ class WalletApp:
         last snapshot (or when this process loaded it) if that is more. A snapshot encodes the
         whole state (every transfer ever: ids are never pruned), so at a fixed interval its CPU
         per command grew with the ledger without bound (a third of a second per snapshot at
-        2,000 six-player hands, measured 2026-11-22); with the interval doubling as the ledger
+        2,000 six-player hands); with the interval doubling as the ledger
         does, it stays constant per command, and the log a restart replays after the snapshot
         it loads stays a bounded fraction of the ledger (at most as long as the part that
         snapshot covers, unless the process restarted since)."""
