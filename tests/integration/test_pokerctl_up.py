@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import re
 import signal
 import socket
@@ -19,17 +18,10 @@ from openpoker.pokerctl import local
 from openpoker.pokerctl.local import LocalSystem, StartError, existing_services
 from openpoker.shell import childproc
 from openpoker.shell.client import health_status, reflected_services
+from tests.helpers.processes import alive
 
 LINE = re.compile(r"^(?P<name>\w+)\s+(?P<address>127\.0\.0\.1:\d+)\s+SERVING\s+pid (?P<pid>\d+)")
 NATS_LINE = re.compile(r"^nats\s+nats://127\.0\.0\.1:\d+\s+pid (?P<pid>\d+)")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 async def test_up_starts_every_service_healthy_and_stops_cleanly(tmp_path: Path) -> None:
@@ -77,7 +69,7 @@ async def test_up_starts_every_service_healthy_and_stops_cleanly(tmp_path: Path)
     exit_codes = dict(part.rsplit(" ", 1) for part in stopped.removeprefix("stopped: ").split(", "))
     assert exit_codes == dict.fromkeys([*services, "nats"], "0")  # every process exited cleanly
     for pid in [*nats_pids, *(pid for _, pid in services.values())]:
-        assert not _alive(pid), f"process {pid} left running"
+        assert not alive(pid), f"process {pid} left running"
 
 
 @contextlib.contextmanager

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 from pathlib import Path
 
@@ -10,14 +9,7 @@ import nats
 import pytest
 
 from openpoker.shell.natsproc import NatsCluster, NatsServer, NatsServerError
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+from tests.helpers.processes import alive
 
 
 async def test_fixture_server_has_jetstream(nats_url: str) -> None:
@@ -38,7 +30,7 @@ async def test_start_stop_reaps_and_frees_the_port(tmp_path: Path) -> None:
     nc = await nats.connect(server.url)
     await nc.close()
     assert server.stop() == 0  # SIGTERM: a clean exit
-    assert not _alive(pid)
+    assert not alive(pid)
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", port))  # the port is free again
     assert (tmp_path / "jetstream").is_dir()
