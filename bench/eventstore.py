@@ -18,6 +18,7 @@ from typing import Any
 
 import nats
 
+from openpoker.engine.version import ENGINE_VERSION
 from openpoker.eventstore import GENESIS, Draft, RecordedEvent, seal
 from openpoker.eventstore.codec import encode
 from openpoker.eventstore.jetstream import EXPECTED_HEADER, MSG_ID_HEADER, JetStreamEventStore
@@ -49,7 +50,7 @@ async def _measure(url: str, count: int) -> dict[str, Any]:
                 command_id=f"c{version}",
                 owner_epoch=1,
                 rules_version="seeds/1",
-                engine_version="bench",
+                engine_version=ENGINE_VERSION,
                 events=(RecordedEvent(type="ActionTaken", payload=PAYLOAD),),
                 recorded_at=now,
             ),

@@ -43,7 +43,7 @@ class _TableLog(SealedWriter):
     """Writes one table's hands the way the table service does (sealed envelopes)."""
 
     def __init__(self, store: JetStreamEventStore, table_id: str) -> None:
-        super().__init__(store, table_id, engine_version="bench", clock=lambda: dt.datetime.now(dt.UTC))
+        super().__init__(store, table_id, clock=lambda: dt.datetime.now(dt.UTC))
 
     async def play(self, hand_id: str, commitment_hex: str) -> None:
         await self.append(("HandStarted", {"type": "HandStarted", "hand_id": hand_id}))

@@ -8,6 +8,7 @@ import datetime as dt
 import json
 from collections.abc import Callable
 
+from openpoker.engine.version import ENGINE_VERSION
 from openpoker.eventstore.chain import GENESIS, seal
 from openpoker.eventstore.envelope import Draft, RecordedEvent
 from openpoker.eventstore.port import EventStore
@@ -22,7 +23,7 @@ class SealedWriter:
         store: EventStore,
         table_id: str,
         *,
-        engine_version: str = "test",
+        engine_version: str = ENGINE_VERSION,
         clock: Callable[[], dt.datetime] = lambda: dt.datetime(2026, 11, 22, tzinfo=dt.UTC),
     ) -> None:
         self.store = store

@@ -6,10 +6,15 @@ and ``Nats-Msg-Id = wallet:<version>:<epoch>`` (a re-publish after a lost ack is
 The epoch grows with every process start (at least the last epoch + 1, and the clock in
 microseconds), so two writers never share a message id for different content.
 
+Versions: every envelope records the engine's version (``engine.version``) like every other
+log, and the ledger's own format in ``rules_version`` (what the events mean: ``FORMAT``; every
+envelope the wallet ever wrote carries it there). Reading does not depend on either.
+
 Snapshots are a cache in their own stream (``WALLET_SNAPSHOTS``): the whole ledger state as
-canonical JSON (zlib), tagged with the version and stream sequence it covers and the format
-version. A snapshot of another format is ignored and the log replayed in full; a snapshot too
-big for one message fails (logged) and restarts replay the log.
+canonical JSON (zlib) holding its format, tagged with the version and stream sequence it covers
+and the engine version. A snapshot of another engine version or format, or one that does not
+decode, is ignored and the log replayed in full; a snapshot too big for one message fails
+(logged) and restarts replay the log.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import json
 import zlib
 from dataclasses import dataclass
 
+from openpoker.engine.version import ENGINE_VERSION
 from openpoker.eventstore import GENESIS, Draft, EventStore, RecordedEvent, Snapshot, seal
 from openpoker.eventstore.streams import StreamSettings
 from openpoker.ledger.codec import decode_event, decode_state, encode_event, encode_state
@@ -27,10 +33,10 @@ from openpoker.ledger.events import Event
 
 STREAM_ID = "wallet"
 SUBJECT = "poker.wallet.ledger"
-# Version of the event and snapshot formats (the envelope's engine_version/rules_version).
+# Version of the ledger's event format: the envelope's rules_version.
 FORMAT = "wallet-ledger/1"
 # Snapshots: the state as canonical JSON, zlib-compressed (about 10x smaller: one message must
-# stay under the server's max_payload, 1 MiB by default).
+# stay under the server's max_payload, 1 MiB by default); the body's "format".
 SNAPSHOT_FORMAT = "wallet-ledger/1+zlib"
 WALLET_SNAPSHOTS = StreamSettings(
     name="WALLET_SNAPSHOTS",
@@ -79,15 +85,19 @@ class WalletStore:
         state = LedgerState()
         position = Position()
         snapshot = await self._events.load_snapshot(STREAM_ID) if use_snapshot else None
-        if snapshot is not None and snapshot.engine_version == SNAPSHOT_FORMAT:
-            body = json.loads(zlib.decompress(snapshot.state))
-            state = decode_state(body["state"])
-            position = Position(
-                sequence=snapshot.last_sequence,
-                version=snapshot.version,
-                hash=bytes.fromhex(body["hash"]),
-                epoch=int(body["epoch"]),
-            )
+        if snapshot is not None and snapshot.engine_version == ENGINE_VERSION:
+            try:
+                body = json.loads(zlib.decompress(snapshot.state))
+                if body["format"] == SNAPSHOT_FORMAT:
+                    state = decode_state(body["state"])
+                    position = Position(
+                        sequence=snapshot.last_sequence,
+                        version=snapshot.version,
+                        hash=bytes.fromhex(body["hash"]),
+                        epoch=int(body["epoch"]),
+                    )
+            except (zlib.error, ValueError, KeyError, TypeError):
+                state, position = LedgerState(), Position()  # a cache: replay the log instead
         for stored in await self._events.read(self._subject, after_sequence=position.sequence):
             env = stored.envelope
             fold((from_recorded(r) for r in env.events), state)
@@ -114,7 +124,7 @@ class WalletStore:
             command_id=request_id,
             owner_epoch=epoch,
             rules_version=FORMAT,
-            engine_version=FORMAT,
+            engine_version=ENGINE_VERSION,
             events=tuple(to_recorded(e) for e in events),
             recorded_at=now,
         )
@@ -124,13 +134,18 @@ class WalletStore:
         return new, result.duplicate
 
     async def save_snapshot(self, state: LedgerState, position: Position) -> None:
-        body = {"state": encode_state(state), "hash": position.hash.hex(), "epoch": position.epoch}
+        body = {
+            "format": SNAPSHOT_FORMAT,
+            "state": encode_state(state),
+            "hash": position.hash.hex(),
+            "epoch": position.epoch,
+        }
         await self._events.save_snapshot(
             Snapshot(
                 stream_id=STREAM_ID,
                 version=position.version,
                 last_sequence=position.sequence,
-                engine_version=SNAPSHOT_FORMAT,
+                engine_version=ENGINE_VERSION,
                 state=zlib.compress(json.dumps(body, separators=(",", ":")).encode()),
             )
         )

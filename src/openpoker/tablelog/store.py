@@ -29,6 +29,7 @@ from nats.js.kv import KeyValue
 
 from openpoker.engine import codec
 from openpoker.engine.table_events import HandScheduled
+from openpoker.engine.version import ENGINE_VERSION
 from openpoker.eventstore import codec as envelope_codec
 from openpoker.eventstore.chain import GENESIS, seal
 from openpoker.eventstore.envelope import (
@@ -46,7 +47,6 @@ from openpoker.eventstore.subjects import table_subject
 from openpoker.tablelog import payload, snapshot
 from openpoker.tablelog.model import HandRecord, LogEvent, TableModel
 
-ENGINE_VERSION = "openpoker-engine/0.1"
 AUDIT_STREAM = "RNG_AUDIT"  # written by the dealer (services.dealer.audit)
 AUDIT_PREFIX = "poker.audit.rng"
 RULES_VERSION_SUFFIX = "/1"  # rules_version = "<profile>/1", e.g. "seeds/1"

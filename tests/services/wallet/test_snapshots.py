@@ -3,10 +3,16 @@ the ledger grows (a snapshot encodes the whole state), so its cost per command s
 
 from __future__ import annotations
 
-from openpoker.eventstore import Snapshot
+import datetime as dt
+import json
+import zlib
+
+from openpoker.engine.version import ENGINE_VERSION
+from openpoker.eventstore import GENESIS, Draft, Snapshot, seal
 from openpoker.eventstore.memory import InMemoryEventStore
 from openpoker.ledger.commands import Deposit
-from openpoker.ledger.store import WalletStore
+from openpoker.ledger.events import LedgerOpened
+from openpoker.ledger.store import FORMAT, SNAPSHOT_FORMAT, STREAM_ID, SUBJECT, WalletStore, to_recorded
 from openpoker.services.wallet.app import WalletApp
 
 
@@ -56,3 +62,51 @@ async def test_a_restart_loads_the_last_snapshot_and_replays_the_tail_exactly() 
     assert len(events.versions) == count
     await deposits(restarted, 99, 1)
     assert len(events.versions) == count + 1
+
+
+async def test_envelopes_and_snapshots_carry_the_engine_version_and_the_ledger_format() -> None:
+    events = SnapshotSpy()
+    app = WalletApp(WalletStore(events), currency="CHIPS", snapshot_every=4)
+    await app.start()
+    await deposits(app, 0, 3)
+    stored = await events.read(SUBJECT)
+    versions = {(s.envelope.engine_version, s.envelope.rules_version) for s in stored}
+    assert versions == {(ENGINE_VERSION, FORMAT)}
+    snapshot = await events.load_snapshot(STREAM_ID)
+    assert snapshot is not None
+    assert snapshot.engine_version == ENGINE_VERSION
+    assert json.loads(zlib.decompress(snapshot.state))["format"] == SNAPSHOT_FORMAT
+
+
+async def test_a_log_and_snapshot_written_with_the_format_as_engine_version_still_load() -> None:
+    # How the wallet wrote before the engine owned its version: the format in engine_version.
+    events = InMemoryEventStore()
+    draft = Draft(
+        stream_id=STREAM_ID,
+        version=1,
+        command_id="open-ledger",
+        owner_epoch=1,
+        rules_version=FORMAT,
+        engine_version=FORMAT,
+        events=(to_recorded(LedgerOpened(currency="CHIPS")),),
+        recorded_at=dt.datetime(2026, 11, 1, tzinfo=dt.UTC),
+    )
+    opened = seal(draft, GENESIS)
+    await events.append(SUBJECT, opened, expected_sequence=0)
+    # A snapshot in the old tagging claims a state the log does not hold: it must not be used.
+    bogus = {"state": {}, "hash": "00" * 32, "epoch": 1}
+    await events.save_snapshot(
+        Snapshot(
+            stream_id=STREAM_ID,
+            version=1,
+            last_sequence=1,
+            engine_version="wallet-ledger/1+zlib",
+            state=zlib.compress(json.dumps(bogus).encode()),
+        )
+    )
+    state, position = await WalletStore(events).load()
+    assert (state.currency, position.version, position.hash) == ("CHIPS", 1, opened.hash)
+    app = WalletApp(WalletStore(events), currency="CHIPS")
+    await app.start()
+    await deposits(app, 0, 1)
+    assert app.balance("cash/p0")[1].credits_posted == 5

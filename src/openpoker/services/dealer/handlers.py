@@ -8,14 +8,13 @@ from grpc import aio
 
 from openpoker.api.dealer.v1 import dealer_service_pb2 as pb
 from openpoker.api.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
+from openpoker.engine.version import ENGINE_VERSION
 from openpoker.services.dealer import mapping
 from openpoker.services.dealer.app import DealerApp, HandFinished, UnknownHand
 from openpoker.services.dealer.errors import BadName, HandAlreadyFinished, HandNotFound, TableNotFound
 from openpoker.shell import paging
 from openpoker.shell.logs import bind
 from openpoker.tablelog import ids
-
-ENGINE_VERSION = "engine/1"
 
 
 class DealerServicer(pb_grpc.DealerServiceServicer):
