@@ -1,32 +1,5 @@
-"""The dealer's process manager: one driver per table, reacting to the table's events.
-
-Theory of operation
--------------------
-The feed (``services.dealer.feed``) folds every table envelope into that table's
-``TableTrack`` and wakes its driver. A driver never acts on a table it has not caught up with:
-while the feed replays the log after a start it only folds, and after each command it sends it
-waits until the log shows that command's version. Then ``step`` looks at the fold and does the
-one thing that is due, in this order:
-
-1. the table's last hand is voided but its reservations are not released: wallet ``VoidHand``;
-2. the last hand started but its stacks are not known to be reserved: wallet ``OpenHand`` (a
-   retry after a restart answers "duplicate"; a reservation the wallet refuses means the hand
-   cannot go on, so it is voided at the table and in the wallet);
-3. the last hand ended: wallet ``SettleHand`` (contributions, winnings, rake from the hand's
-   events), then rng ``RevealSeed`` and the revealed seed written to the audit record;
-4. a decision is pending: run the clock (``engine.table.decision_time_ms``; the clock restarts
-   when the dealer first sees the decision, so a restart never shortens anyone's time) and on
-   expiry send ``TimeOutSeat`` with the version the dealer has seen (a stale one is refused and
-   changes nothing);
-5. between hands, not paused, and ``engine.table.next_hand`` says a hand can start: rng
-   ``Shuffle`` (commitment first), then table ``StartHand`` with the sealed deck and the version
-   decided on.
-
-What the dealer remembers outside the log (hands reserved, settled, released) is lost on a
-restart; every step is idempotent under ids derived from the table and hand number
-(``tablelog.ids``), so the last hand of each table is simply taken through the steps
-again. Hands before the last one are finished: the dealer starts a hand only after the
-previous one is settled or released.
+"""The dealer's process manager: one ``TableDriver`` per table (``services.dealer.driver``),
+each reacting to its table's events; the operator's levers (pause, resume, void) and counters.
 """
 
 from __future__ import annotations
@@ -35,32 +8,14 @@ import asyncio
 import datetime as dt
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass
 
-from openpoker.engine.table import TableState
 from openpoker.eventstore.envelope import Envelope
 from openpoker.presence import PresenceReport
-from openpoker.services.dealer.ports import AuditPort, CallFailed, Reveal, RngPort, TablePort, WalletPort
+from openpoker.services.dealer.driver import ActiveHandInfo, Stage, TableDriver, utc_now
+from openpoker.services.dealer.ports import AuditPort, RngPort, TablePort, WalletPort
 from openpoker.services.dealer.presence import DEFAULT_TTL, PresenceBook
-from openpoker.services.dealer.settlement import reservation, settlement
-from openpoker.services.dealer.tracker import HandRecord, TableTrack
-from openpoker.shell.logs import get_logger
-from openpoker.tablelog import ids
-
-# Reasons that mean "already done" when a step is retried.
-_ALREADY_SETTLED = {"HAND_ALREADY_SETTLED"}
-_NOTHING_TO_RELEASE = {"UNKNOWN_HAND", "HAND_ALREADY_VOIDED", "HAND_ALREADY_SETTLED"}
-_ALREADY_VOIDED_AT_TABLE = {"HAND_NOT_LIVE", "HAND_ALREADY_FINISHED", "NO_HAND_IN_PROGRESS"}
-
-
-class Stage(StrEnum):
-    SHUFFLING = "shuffling"
-    RESERVING = "reserving"
-    PLAYING = "playing"
-    SETTLING = "settling"
-    REVEALING = "revealing"
-    VOIDING = "voiding"
+from openpoker.services.dealer.tracker import TableTrack
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,439 +26,6 @@ class DealerSettings:
     retry_delay: float = 0.2  # first back-off after a failed call; doubles up to max_retry_delay
     max_retry_delay: float = 2.0
     presence_ttl: float = DEFAULT_TTL  # a table-service instance silent this long has no players
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ActiveHandInfo:
-    table_id: str
-    hand_id: str
-    hand_number: int
-    stage: Stage
-    started_at: dt.datetime
-    seat_to_act: int | None
-    action_deadline: dt.datetime | None
-    table_version: int
-
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
-@dataclass(slots=True)
-class _Clock:
-    key: tuple[str, int, int]
-    started: float  # monotonic
-    deadline: float  # monotonic
-    wall_deadline: dt.datetime
-
-
-@dataclass(slots=True)
-class TableDriver:
-    """The dealer's work at one table (state outside the log lives here, in memory)."""
-
-    track: TableTrack
-    app: DealerApp
-    paused: bool = False
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
-    reserved: set[str] = field(default_factory=set)
-    done: set[str] = field(default_factory=set)
-    stage: Stage | None = None
-    hand_started_at: dt.datetime | None = None
-    clock: _Clock | None = None
-    wait_version: int = 0
-    last_finished: float = 0.0
-    failures: int = 0
-    starting: tuple[str, int] | None = None  # (hand id, number) being shuffled and started
-    task: asyncio.Task[None] | None = None
-    last_error: str = ""
-    presence: PresenceBook = field(default_factory=PresenceBook)
-    timer: asyncio.TimerHandle | None = None  # the wake-up ``_arm`` keeps (None: none due)
-    timer_for: object = None  # what ``timer`` was armed for (a clock and its deadline)
-    wake_for: object = None  # what the last step's delay is for, when it names a clock
-
-    @property
-    def table_id(self) -> str:
-        return self.track.table_id
-
-    # -- loop ----------------------------------------------------------------------------------
-
-    async def run(self) -> None:
-        try:
-            await self._loop()
-        finally:
-            self._arm(None)
-
-    async def _loop(self) -> None:
-        log = get_logger().bind(table_id=self.table_id)
-        while not self.app.stopping:
-            if not self.app.live or self.track.version < self.wait_version:
-                await self._sleep(None)
-                continue
-            try:
-                self.wake_for = None
-                delay = await self.step()
-                self.failures = 0
-                self.last_error = ""
-            except CallFailed as exc:
-                self.failures += 1
-                self.last_error = str(exc)
-                log.warning("dealer.call_failed", error=str(exc), retryable=exc.retryable)
-                delay = self._backoff()
-            except HandUnreservable as exc:
-                # Money the wallet cannot account for: an operator's case. Say so loudly and keep
-                # asking at the slowest pace (never in a tight loop).
-                self.failures += 1
-                self.last_error = str(exc)
-                log.error("dealer.hand_unreservable", hand_id=exc.hand_id, reason=exc.reason)
-                delay = self.app.settings.max_retry_delay
-            except Exception as exc:  # a bug must not stop the other tables: log, back off
-                self.failures += 1
-                self.last_error = repr(exc)
-                log.exception("dealer.step_failed")
-                delay = self._backoff()
-            await self._sleep(delay)
-
-    def _backoff(self) -> float:
-        s = self.app.settings
-        return float(min(s.max_retry_delay, s.retry_delay * 2.0 ** min(self.failures - 1, 10)))
-
-    async def _sleep(self, delay: float | None) -> None:
-        if delay is not None and delay <= 0:
-            await asyncio.sleep(0)  # let the feed and the other tables run
-            return
-        self._arm(delay, self.wake_for)
-        await self.wake.wait()
-        self.wake.clear()
-
-    def _arm(self, delay: float | None, wake_for: object = None) -> None:
-        """One wake-up timer per table, kept while it is for the same clock and deadline
-        (``wake_for``): a decision's clock is asked for again on every envelope of the hand, and
-        a new ``asyncio.timeout`` (a timer handle, a context, a cancellation) per wake-up was
-        the largest part of the driver's work outside its calls. Any other wait re-arms. (A
-        plain timer, not ``wait_for``: ``wait_for`` can swallow a cancellation that arrives as
-        the wake-up does, Python 3.11, leaving a driver that never stops.)"""
-        timer = self.timer
-        if timer is not None:
-            if delay is not None and wake_for is not None and wake_for == self.timer_for:
-                return
-            timer.cancel()
-            self.timer = None
-        self.timer_for = None
-        if delay is None:
-            return
-        loop = asyncio.get_running_loop()
-        self.timer = loop.call_at(loop.time() + delay, self._ring)
-        self.timer_for = wake_for
-
-    def _ring(self) -> None:
-        self.timer = None
-        self.timer_for = None
-        self.wake.set()
-
-    # -- one step ------------------------------------------------------------------------------
-
-    async def step(self) -> float | None:
-        """Do what is due now; return how long to wait before looking again (None: until the
-        log moves)."""
-        t = self.track
-        if t.state is None:
-            return None
-        if len(self.presence) and await self._report_presence(t.state):
-            return 0  # look again once the log shows it (run waits for wait_version)
-        h = t.current
-        if h is not None and h.hand_id not in self.done:
-            self.starting = None
-            return await self._hand_step(h)
-        self.stage = None
-        self.starting = None
-        self.clock = None
-        if self.paused:
-            return None
-        if t.next_plan() is None:
-            return None
-        wait = self.last_finished + self.app.settings.hand_delay - time.monotonic()
-        if wait > 0:
-            return wait
-        await self._start_next_hand()
-        return None
-
-    async def _hand_step(self, h: HandRecord) -> float | None:
-        if h.voided:
-            await self._release(h)
-            self._finish(h)
-            return 0
-        if h.started is None:
-            return None
-        if self.hand_started_at is None:
-            self.hand_started_at = _now()
-        if h.hand_id not in self.reserved:
-            self.stage = Stage.RESERVING
-            try:
-                await self.app.wallet.open_hand(
-                    request_id=ids.request_id(self.table_id, h.number, "open"),
-                    table_id=self.table_id,
-                    hand_number=h.number,
-                    stacks=reservation(h.started),
-                    rake=h.started.rules.rake,
-                )
-            except CallFailed as exc:
-                if exc.retryable:
-                    raise
-                if h.ended is not None:
-                    # The table has finished the hand: it can no longer be voided, and it cannot
-                    # be settled without its reservation. (The wallet pays a leaver out only
-                    # after the hand they were dealt into is closed, so this is not a race.)
-                    raise HandUnreservable(hand_id=h.hand_id, reason=exc.reason) from exc
-                await self.void(h, reason=f"stacks could not be reserved: {exc.reason}")
-                return None
-            self.reserved.add(h.hand_id)
-        if h.ended is not None:
-            await self._settle(h)
-            await self._reveal(h)
-            self._finish(h)
-            return 0
-        self.stage = Stage.PLAYING
-        return await self._clock_step(h)
-
-    async def _clock_step(self, h: HandRecord) -> float | None:
-        decision = self.track.decision()
-        if decision is None:
-            self.clock = None
-            return None
-        seat, ms = decision
-        key = (h.hand_id, h.events, seat)
-        now = time.monotonic()
-        if self.clock is None or self.clock.key != key:
-            self.clock = _Clock(
-                key=key,
-                started=now,
-                deadline=now + ms / 1000,
-                wall_deadline=_now() + dt.timedelta(milliseconds=ms),
-            )
-        elif self.clock.deadline - self.clock.started < ms / 1000:
-            # Extra time granted during the decision (a reconnection): extend this clock.
-            extra = ms / 1000 - (self.clock.deadline - self.clock.started)
-            self.clock.deadline += extra
-            self.clock.wall_deadline += dt.timedelta(seconds=extra)
-        left = self.clock.deadline - now
-        if left > 0:
-            self.wake_for = (self.clock.key, self.clock.deadline)
-            return left
-        try:
-            version = await self.app.table.time_out_seat(
-                request_id=ids.request_id(self.table_id, h.number, f"timeout/{h.events}/{seat}"),
-                table_id=self.table_id,
-                hand_id=h.hand_id,
-                seat=seat,
-                expected_version=self.track.version,
-                observed_at=_now(),
-            )
-        except CallFailed as exc:
-            if exc.retryable:
-                raise
-            # Stale (the player acted, or something else was appended): the log will show it.
-            get_logger().info("dealer.timeout_refused", table_id=self.table_id, reason=exc.reason)
-            return self.app.settings.retry_delay
-        self.app.timeouts += 1
-        self.wait_version = version
-        return None
-
-    async def _report_presence(self, state: TableState) -> bool:
-        """Report the first connection change the log does not show yet; True if one was sent
-        (or if the table had moved on: look again once the log shows where it is)."""
-        for report, verdict in self.presence.due(state):
-            decided_on = self.track.version  # the log ``due`` judged the fact against
-            try:
-                version = await self.app.table.report_connection(
-                    request_id=ids.request_id(self.table_id, 0, report.step),
-                    table_id=self.table_id,
-                    player_id=report.player,
-                    connected=report.connected,
-                    observed_at=dt.datetime.fromtimestamp(report.at_ms / 1000, dt.UTC),
-                    expected_version=decided_on,
-                )
-            except CallFailed as exc:
-                if exc.retryable:
-                    raise
-                if exc.reason == "STALE_VERSION":
-                    # Judged against an older log than the table's: keep the fact and judge it
-                    # again on the newer log (it may be no news by then, or about a new seat).
-                    self.wait_version = max(self.wait_version, decided_on + 1)
-                    return True
-                # The player left, or the log already says so: nothing more to do for this fact.
-                get_logger().info(
-                    "dealer.connection_refused",
-                    table_id=self.table_id,
-                    player=report.player,
-                    reason=exc.reason,
-                )
-                self.presence.refused(report.player, verdict)
-                continue
-            self.app.connection_reports += 1
-            self.wait_version = max(self.wait_version, version)
-            return True
-        return False
-
-    async def _settle(self, h: HandRecord) -> None:
-        assert h.started is not None
-        assert h.ended is not None
-        self.stage = Stage.SETTLING
-        s = settlement(h.started, h.ended, saw_flop=h.saw_flop)
-        try:
-            await self.app.wallet.settle_hand(
-                request_id=ids.request_id(self.table_id, h.number, "settle"),
-                table_id=self.table_id,
-                hand_number=h.number,
-                contributions=s.contributions,
-                payouts=s.payouts,
-                rake=s.rake,
-                saw_flop=s.saw_flop,
-            )
-        except CallFailed as exc:
-            if exc.retryable or exc.reason not in _ALREADY_SETTLED:
-                raise
-
-    async def _reveal(self, h: HandRecord) -> None:
-        self.stage = Stage.REVEALING
-        try:
-            version, commitment, deck_size, table_id, seed = await self.app.rng.reveal_seed(hand_id=h.hand_id)
-        except CallFailed as exc:
-            if exc.retryable or exc.reason == "HAND_NOT_ENDED":
-                raise  # rng reads the table log; it will see the end
-            # The shuffle record is gone (rng lost it): nothing to reveal; the hand is settled.
-            get_logger().error(
-                "dealer.reveal_impossible", table_id=self.table_id, hand_id=h.hand_id, reason=exc.reason
-            )
-            self.app.reveals_missing += 1
-            return
-        await self.app.audit.record_reveal(
-            Reveal(
-                table_id=table_id,
-                hand_id=h.hand_id,
-                hand_number=h.number,
-                version=version,
-                deck_size=deck_size,
-                commitment=commitment,
-                seed=seed,
-            )
-        )
-
-    async def _release(self, h: HandRecord) -> int:
-        self.stage = Stage.VOIDING
-        try:
-            return await self.app.wallet.void_hand(
-                request_id=ids.request_id(self.table_id, h.number, "release"),
-                table_id=self.table_id,
-                hand_number=h.number,
-            )
-        except CallFailed as exc:
-            if exc.retryable or exc.reason not in _NOTHING_TO_RELEASE:
-                raise
-            return 0
-
-    def _finish(self, h: HandRecord) -> None:
-        self.done.add(h.hand_id)
-        self.reserved.discard(h.hand_id)
-        self.stage = None
-        self.clock = None
-        self.hand_started_at = None
-        self.last_finished = time.monotonic()
-        self.app.hands_completed += 1
-        if h.voided:
-            self.app.hands_voided += 1
-
-    async def _start_next_hand(self) -> None:
-        t = self.track
-        assert t.state is not None
-        number = t.hands + 1
-        hand_id = ids.hand_id(self.table_id, number)
-        self.stage = Stage.SHUFFLING
-        self.hand_started_at = _now()
-        self.starting = (hand_id, number)
-        shuffled = await self.app.rng.shuffle(
-            request_id=ids.request_id(self.table_id, number, "shuffle"),
-            table_id=self.table_id,
-            hand_id=hand_id,
-            deck_size=t.state.rules.deck_size,
-        )
-        decided_on = t.version  # the log moves on while we wait: keep what we decided on
-        try:
-            version = await self.app.table.start_hand(
-                request_id=ids.request_id(self.table_id, number, f"start/{decided_on}"),
-                table_id=self.table_id,
-                hand_id=hand_id,
-                commitment=shuffled.commitment,
-                sealed_deck=shuffled.sealed_deck,
-                expected_version=decided_on,
-            )
-        except CallFailed as exc:
-            if exc.retryable:
-                raise
-            # The table moved on (a player joined or left) or no longer can start: decide again
-            # on the log as it now is.
-            get_logger().info("dealer.start_refused", table_id=self.table_id, reason=exc.reason)
-            self.stage = None
-            if exc.reason != "STALE_VERSION":
-                raise
-            self.wait_version = decided_on + 1
-            return
-        self.wait_version = version
-
-    # -- operator levers -----------------------------------------------------------------------
-
-    async def void(self, h: HandRecord, *, reason: str) -> int:
-        """Void ``h`` at the table and release its reservations; returns the chips released."""
-        self.stage = Stage.VOIDING
-        try:
-            version = await self.app.table.void_hand(
-                request_id=ids.request_id(self.table_id, h.number, "void"),
-                table_id=self.table_id,
-                hand_id=h.hand_id,
-                reason=reason,
-            )
-            self.wait_version = max(self.wait_version, version)
-        except CallFailed as exc:
-            if exc.retryable or exc.reason not in _ALREADY_VOIDED_AT_TABLE:
-                raise
-        released = await self._release(h)
-        self.app.hands_void_requested += 1
-        self.wake.set()
-        return released
-
-    def info(self) -> ActiveHandInfo | None:
-        t = self.track
-        h = t.current
-        if (h is None or h.hand_id in self.done) and self.starting is not None:
-            # Being shuffled and started: in flight already (an operator waiting for a quiet
-            # table must not miss it).
-            hand_id, number = self.starting
-            return ActiveHandInfo(
-                table_id=self.table_id,
-                hand_id=hand_id,
-                hand_number=number,
-                stage=Stage.SHUFFLING,
-                started_at=self.hand_started_at or _now(),
-                seat_to_act=None,
-                action_deadline=None,
-                table_version=t.version,
-            )
-        if h is None or h.hand_id in self.done:
-            return None
-        seat = None
-        deadline = None
-        if self.clock is not None and self.clock.key[0] == h.hand_id:
-            seat = self.clock.key[2]
-            deadline = self.clock.wall_deadline
-        return ActiveHandInfo(
-            table_id=self.table_id,
-            hand_id=h.hand_id,
-            hand_number=h.number,
-            stage=self.stage or Stage.PLAYING,
-            started_at=self.hand_started_at or _now(),
-            seat_to_act=seat,
-            action_deadline=deadline,
-            table_version=t.version,
-        )
 
 
 class PauseStore:
@@ -526,7 +48,7 @@ class DealerApp:
         audit: AuditPort,
         settings: DealerSettings | None = None,
         pauses: PauseStore | None = None,
-        clock: Callable[[], dt.datetime] = _now,
+        clock: Callable[[], dt.datetime] = utc_now,
     ) -> None:
         self.rng = rng
         self.table = table
@@ -583,7 +105,7 @@ class DealerApp:
     def expire_presence(self) -> None:
         """Drop the presence of table-service instances silent for the TTL (a crashed one's
         players are disconnected unless another instance reports them)."""
-        now, at_ms = time.monotonic(), int(_now().timestamp() * 1000)
+        now, at_ms = time.monotonic(), int(utc_now().timestamp() * 1000)
         for d in self.drivers.values():
             if d.presence.expire(now=now, at_ms=at_ms):
                 d.wake.set()
@@ -649,21 +171,12 @@ class DealerApp:
             hand_id=hand_id,
             hand_number=h.number,
             stage=Stage.VOIDING,
-            started_at=d.hand_started_at or _now(),
+            started_at=d.hand_started_at or utc_now(),
             seat_to_act=None,
             action_deadline=None,
             table_version=d.track.version,
         )
         return info, released
-
-
-class HandUnreservable(Exception):
-    """A hand the table finished whose stacks the wallet refuses to reserve."""
-
-    def __init__(self, *, hand_id: str, reason: str) -> None:
-        super().__init__(f"hand {hand_id} ended at the table; the wallet refuses its reservation: {reason}")
-        self.hand_id = hand_id
-        self.reason = reason
 
 
 class UnknownHand(Exception):

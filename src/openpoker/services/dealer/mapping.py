@@ -7,7 +7,7 @@ import datetime as dt
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from openpoker.api.dealer.v1 import dealer_service_pb2 as pb
-from openpoker.services.dealer.app import ActiveHandInfo, Stage
+from openpoker.services.dealer.driver import ActiveHandInfo, Stage
 from openpoker.tablelog import ids
 
 STAGES: dict[Stage, int] = {
