@@ -66,13 +66,13 @@ from openpoker.engine.hand_events import (
 )
 from openpoker.engine.hand_setup import HandSetup
 from openpoker.engine.rules import Profile
-from openpoker.engine.table_events import HandScheduled
+from openpoker.engine.table_events import HandScheduled, HandVoided
 from openpoker.eventstore.chain import GENESIS, compute_hash
 from openpoker.eventstore.envelope import msg_id
 from openpoker.shuffle import Check as ShuffleCheck
 from openpoker.shuffle import DealtCard, ShuffleRecord, derive_deck, verify_record
 from openpoker.shuffle.errors import ShuffleError
-from openpoker.tablelog.events import HandVoided, OwnerChanged
+from openpoker.tablelog.events import OwnerChanged
 from openpoker.tablelog.model import LogEvent, TableModel
 from openpoker.tablelog.store import from_recorded
 

@@ -27,8 +27,13 @@ from openpoker.engine.hand_events import (
     UncalledBetReturned,
 )
 from openpoker.engine.rules import Rules, Structure
-from openpoker.engine.table_events import DecisionTimedOut, LeaveRequested, PlayerLeft, PlayerSatOut
-from openpoker.tablelog.events import HandVoided
+from openpoker.engine.table_events import (
+    DecisionTimedOut,
+    HandVoided,
+    LeaveRequested,
+    PlayerLeft,
+    PlayerSatOut,
+)
 
 _GAMES = {"holdem": "Hold'em", "omaha": "Omaha", "six_plus": "Six Plus Hold'em"}
 _STRUCTURES = {"no_limit": "no limit", "pot_limit": "pot limit", "fixed_limit": "fixed limit"}

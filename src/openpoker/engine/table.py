@@ -26,6 +26,12 @@ player is protected at most ``rules.time.disconnect_protections_per_window`` tim
 and folded after that. ``Reconnect`` during one's turn grants ``reconnect_extra_ms``; the
 query ``decision_time_ms`` tells the shell how long the current decision may take.
 
+Voiding (``VoidHand`` from the dealer, for a hand that cannot be finished): ``HandVoided``
+gives each seat still at the table its stack from the start of the hand back and ends the hand
+without a winner, a rake or a count in ``hands_played``; players who asked to leave during it
+go at once with that stack. Players who already left the hand took only what was in front of
+them: ``void_refunds`` says what they had committed, which the shell pays back to them.
+
 ``evolve`` mutates the private ``TableState`` it is given (and returns it); ``fold`` builds a
 fresh one. Queries (``seats``, ``owed_posts``, ``next_hand``, ``view``, ...) are pure.
 """
@@ -61,6 +67,7 @@ from openpoker.engine.hand_events import (
     Muck,
     PotAwarded,
     ProtectAllIn,
+    SeatAmount,
     Show,
     ShowdownStarted,
     UncalledBetReturned,
@@ -86,6 +93,7 @@ from openpoker.engine.table_events import (
     DecisionTimedOut,
     Disconnect,
     HandScheduled,
+    HandVoided,
     Leave,
     LeaveRequested,
     OpenTable,
@@ -107,6 +115,7 @@ from openpoker.engine.table_events import (
     TimeOut,
     TimeOutOutcome,
     TopUp,
+    VoidHand,
 )
 
 TableLogEvent: TypeAlias = TableEvent | HandEvent
@@ -167,6 +176,21 @@ class NoHandInProgress(RuleViolation):
 
     def __init__(self) -> None:
         super().__init__("no hand is in progress")
+
+
+class HandNotLive(RuleViolation):
+    """A command for a hand that is not the one being played."""
+
+    reason = "HAND_NOT_LIVE"
+
+    def __init__(self, *, hand_id: str, live_hand_id: str) -> None:
+        super().__init__(
+            f"hand {hand_id} is not the live hand ({live_hand_id or 'none'})",
+            hand_id=hand_id,
+            live_hand_id=live_hand_id,
+        )
+        self.hand_id = hand_id
+        self.live_hand_id = live_hand_id
 
 
 class SeatStateUnchanged(RuleViolation):
@@ -416,6 +440,8 @@ def _evolve_table(s: TableState, event: TableEvent) -> None:
                 window = s.rules.time.protection_window_ms
                 kept = [t for t in s.protections.get(player, []) if at_ms - t < window]
                 s.protections[player] = [*kept, at_ms]
+        case HandVoided(returned=returned):
+            _void(s, returned)
         case TableOpened():
             pass  # only first (see ``fold``)
         case _:
@@ -429,6 +455,17 @@ def _remember_hand_id(s: TableState, hand_id: str) -> None:
     s.hand_order.append(hand_id)
     while len(s.hand_order) > max(1, HAND_IDS_KEPT):
         s.hand_ids.discard(s.hand_order.popleft())
+
+
+def _void(s: TableState, returned: Sequence[SeatAmount]) -> None:
+    assert s.hand is not None, "HandVoided outside a hand"
+    s.taken_off += sum(r.chips for r in void_refunds(s))  # paid back to them by the shell
+    for entry in returned:
+        occ = s.seats.get(entry.seat)
+        if occ is not None:
+            occ.stack = entry.amount
+    s.hand = None
+    s.turn_extra = None
 
 
 def _evolve_hand(s: TableState, event: HandEvent) -> None:
@@ -508,6 +545,8 @@ def decide(state: TableState | None, command: Command) -> list[TableLogEvent]:
             return [PlayerReconnected(seat=seat, player=occ.player, at_ms=at_ms, extra_ms=extra)]
         case TimeOut():
             return _time_out(state, command)
+        case VoidHand():
+            return _void_hand(state, command)
         case _:
             raise AssertionError(f"unknown command {command!r}")  # pragma: no cover
 
@@ -596,6 +635,24 @@ def _time_out(state: TableState, c: TimeOut) -> list[TableLogEvent]:
         else Act(seat=c.seat, action=ActionKind.FOLD)
     )
     return _with_follow_on(state, _force(hs, command), pending=[fact])
+
+
+def _void_hand(state: TableState, c: VoidHand) -> list[TableLogEvent]:
+    hs = _running(state)
+    if hs.hand_id != c.hand_id:
+        raise HandNotLive(hand_id=c.hand_id, live_hand_id=hs.hand_id)
+    returned = tuple(
+        SeatAmount(seat=seat, amount=hs.start_stacks[i])
+        for i, seat in enumerate(hs.seats)
+        if seat in state.seats
+    )
+    out: list[TableLogEvent] = [HandVoided(hand_id=c.hand_id, reason=c.reason, returned=returned)]
+    stacks = {r.seat: r.amount for r in returned}
+    # Players who asked to leave during the hand go now, with their returned stack.
+    for seat, occ in sorted(state.seats.items()):
+        if occ.leaving:
+            out.append(PlayerLeft(seat=seat, player=occ.player, chips=stacks.get(seat, occ.stack)))
+    return out
 
 
 def _force(hs: hand.HandState, command: HandCommand) -> list[HandEvent]:
@@ -794,6 +851,29 @@ def decision_time_ms(state: TableState) -> tuple[int, int] | None:
         if extra_seat == seat and at_count == len(state.hand_events):
             total += extra
     return seat, total
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Refund:
+    """Chips a player who left the live hand had committed to it: theirs again if it is voided."""
+
+    seat: int
+    player: str
+    chips: int
+
+
+def void_refunds(state: TableState) -> tuple[Refund, ...]:
+    """What voiding the live hand gives back to the players who already left it (they took only
+    what was in front of them), in seat order; empty between hands."""
+    hs = state.hand
+    if hs is None:
+        return ()
+    out: list[Refund] = []
+    for seat, i in sorted(hs.index_of.items()):
+        committed = hs.start_stacks[i] - hs.stack[i]
+        if seat not in state.seats and committed > 0:
+            out.append(Refund(seat=seat, player=hs.players[i], chips=committed))
+    return tuple(out)
 
 
 def chips_on_table(state: TableState) -> int:

@@ -6,7 +6,7 @@ not from the counters of ``TableState``, so a bug in ``evolve`` cannot hide itse
 
 - chips: chips in front of seated players plus chips taken off by players who left equal chips
   bought in (buy-ins and top-ups) minus rake, after every hand and every seat event between
-  hands;
+  hands (a voided hand gives players who left it what they had committed, taken off too);
 - turn order: every player action (check, call, bet, fold, all-in protection) is by the seat
   the hand was waiting for;
 - moving button: the button is on a player dealt in, and nobody is the big blind of two hands
@@ -36,6 +36,7 @@ from openpoker.engine.hand_events import (
     Folded,
     ForcedBetPosted,
     HandEnded,
+    HandStarted,
 )
 from openpoker.engine.hand_setup import PostKind
 from openpoker.engine.rules import ButtonRule
@@ -43,6 +44,7 @@ from openpoker.engine.seating import Debt
 from openpoker.engine.table_events import (
     ChipsAdded,
     HandScheduled,
+    HandVoided,
     PlayerLeft,
     PlayerSeated,
     TableOpened,
@@ -64,6 +66,8 @@ def audit(events: Sequence[tbl.TableLogEvent], *, codec_round_trip: bool = True)
     history: list[_HandRecord] = []
     last_plan: HandScheduled | None = None
     hand_no = 0
+    start_stacks: dict[int, int] = {}  # seat -> stack at the start of the current hand
+    left_hand: dict[int, int] = {}  # seat -> chips taken by a player who left the current hand
 
     def where() -> str:
         return f"hand {hand_no}"
@@ -84,6 +88,13 @@ def audit(events: Sequence[tbl.TableLogEvent], *, codec_round_trip: bool = True)
             case PlayerLeft(seat=seat, chips=chips):
                 taken_off += chips
                 seat_players.pop(seat, None)
+                if state.hand is not None and seat in start_stacks:
+                    left_hand[seat] = chips
+            case HandStarted(seats=dealt):
+                start_stacks = {s.seat: s.stack for s in dealt}
+                left_hand = {}
+            case HandVoided():
+                taken_off += sum(start_stacks[seat] - chips for seat, chips in left_hand.items())
             case HandEnded(rake=r):
                 rake += r
             case HandScheduled():

@@ -5,7 +5,8 @@ hand appears as ``HandScheduled`` (who is dealt in, button, blinds, owed blinds 
 incurred) followed by that hand's own events from ``HandStarted`` to ``HandEnded``, with the
 table's time and connection facts (``DecisionTimedOut``, ``PlayerReconnected``, ...) between
 them where they happened. Seat events between hands (or during one, for joins, sit-outs and
-leave requests) complete the picture, so the whole table is rebuilt from its log alone.
+leave requests) complete the picture, so the whole table is rebuilt from its log alone. A hand
+that cannot be finished ends with ``HandVoided`` instead of ``HandEnded``.
 
 All are frozen, slotted, keyword-only dataclasses persisted by ``engine.codec``: never rename a
 class, a field or an enum value once stored. Times are milliseconds observed by the shell
@@ -19,6 +20,7 @@ from enum import StrEnum
 
 from openpoker.engine.blinds import HandPlan
 from openpoker.engine.cards import Card
+from openpoker.engine.hand_events import SeatAmount
 from openpoker.engine.rules import Rules
 from openpoker.engine.seating import Debt
 
@@ -96,8 +98,27 @@ class TimeOut:
     at_ms: int
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VoidHand:
+    """From the dealer: the live hand ``hand_id`` cannot be finished; every chip committed in it
+    goes back to whoever committed it."""
+
+    hand_id: str
+    reason: str
+
+
 TableCommand = (
-    OpenTable | SitDown | TopUp | SitOut | SitIn | Leave | StartHand | Disconnect | Reconnect | TimeOut
+    OpenTable
+    | SitDown
+    | TopUp
+    | SitOut
+    | SitIn
+    | Leave
+    | StartHand
+    | Disconnect
+    | Reconnect
+    | TimeOut
+    | VoidHand
 )
 
 
@@ -196,6 +217,18 @@ class DecisionTimedOut:
     uses_protection: bool  # counts against the disconnected player's allowance (2 per 24 h)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HandVoided:
+    """The live hand stops where it stands and is never settled: each seat still at the table
+    has its stack from the start of the hand back (``returned``, in the hand's internal order);
+    a player who left during the hand took what was in front of them, and what they had
+    committed is theirs again (``engine.table.void_refunds``). Nobody is raked."""
+
+    hand_id: str
+    reason: str
+    returned: tuple[SeatAmount, ...]  # (seat, stack at the start of the hand) per seat still seated
+
+
 TableEvent = (
     TableOpened
     | PlayerSeated
@@ -208,4 +241,5 @@ TableEvent = (
     | PlayerDisconnected
     | PlayerReconnected
     | DecisionTimedOut
+    | HandVoided
 )

@@ -1,18 +1,14 @@
-"""The table service's own events, stored in the table log beside the engine's.
+"""The table log's own event, stored beside the engine's.
 
-The engine (``engine.table``) decides and folds the game; two facts belong to the service:
+The engine (``engine.table``) decides and folds the game, ``HandVoided`` included; one fact
+belongs to the service: ``OwnerChanged{epoch, owner}``. A table-service instance that took over a
+partition lease (the KV revision is the epoch) appends it to a table before anything else, so
+every append of a stale owner after it fails on the expected sequence, and a reader sees the
+writer epochs grow.
 
-* ``OwnerChanged{epoch, owner}``: a table-service instance that took over a partition lease (the
-  KV revision is the epoch) appends it to a table before anything else, so every append of a
-  stale owner after it fails on the expected sequence, and a reader sees the writer epochs grow.
-* ``HandVoided{hand_id, reason, returned}``: the dealer voided a hand that cannot be finished;
-  every chip committed in it goes back to the seats still at the table (``returned`` holds each
-  seat's stack at the start of the hand). The engine has no void command, so the service applies
-  it to the folded state (``services.table.model``).
-
-Both are frozen slotted keyword-only dataclasses registered with ``engine.codec``, so they are
-stored as ``Event{type, payload=engine.codec JSON}`` exactly like engine events. Never rename a
-class or a field once stored.
+It is a frozen slotted keyword-only dataclass registered with ``engine.codec``, so it is stored
+as ``Event{type, payload=engine.codec JSON}`` exactly like engine events. Never rename the class
+or a field once stored.
 """
 
 from __future__ import annotations
@@ -20,7 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from openpoker.engine import codec
-from openpoker.engine.hand_events import SeatAmount
+from openpoker.engine.table_events import HandVoided
+
+# Every event a table log holds besides the game's own is named here, the engine's void too.
+__all__ = ["SERVICE_EVENTS", "HandVoided", "OwnerChanged"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -29,13 +28,6 @@ class OwnerChanged:
     owner: str  # the instance's name, shown in NOT_OWNER errors
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HandVoided:
-    hand_id: str
-    reason: str
-    returned: tuple[SeatAmount, ...]  # (seat, stack at the start of the hand) per seat still seated
+codec.register(OwnerChanged)
 
-
-codec.register(OwnerChanged, HandVoided)
-
-SERVICE_EVENTS = (OwnerChanged, HandVoided)
+SERVICE_EVENTS = (OwnerChanged,)

@@ -9,8 +9,8 @@ the same size however many hands the table has played. ``apply`` folds one envel
 it; the same code runs when loading from snapshot + log, after an append, and for each watcher,
 so they cannot disagree.
 
-Engine events go to ``engine.table.evolve``; the service's ``OwnerChanged`` and ``HandVoided``
-(``services.table.events``) are applied here.
+Engine events (``HandVoided`` included) go to ``engine.table.evolve``; the service's
+``OwnerChanged`` (``tablelog.events``) is applied here.
 """
 
 from __future__ import annotations
@@ -40,14 +40,15 @@ from openpoker.engine.hand_events import (
 from openpoker.engine.table_events import (
     DecisionTimedOut,
     HandScheduled,
+    HandVoided,
     LeaveRequested,
     PlayerLeft,
     PlayerSeated,
     TableOpened,
 )
-from openpoker.tablelog.events import HandVoided, OwnerChanged
+from openpoker.tablelog.events import OwnerChanged
 
-LogEvent = table.TableLogEvent | OwnerChanged | HandVoided
+LogEvent = table.TableLogEvent | OwnerChanged
 
 REQUESTS_KEPT = 10_000  # request ids remembered per table (retries come within seconds)
 # Hands indexed in memory (and in snapshots): the latest ones. GetHand/GetHandHistory of an older
@@ -245,22 +246,12 @@ class TableModel:
         to it (they took only what was left in front of them; the void gives the rest back)."""
         s = self.state
         assert s is not None, "HandVoided before TableOpened"
-        assert s.hand is not None, "HandVoided outside a hand"
-        hs = s.hand
         number = self.hands[event.hand_id].number
-        refunds: list[Left] = []
-        for e in self.hand_log:
-            if isinstance(e, PlayerLeft) and e.seat in hs.index_of and e.seat not in s.seats:
-                committed = hs.start_stacks[hs.index_of[e.seat]] - e.chips
-                if committed > 0:
-                    refunds.append(Left(seat=e.seat, player=e.player, chips=committed, after_hand=number))
-        for entry in event.returned:
-            occ = s.seats.get(entry.seat)
-            if occ is not None:
-                occ.stack = entry.amount
-        # The engine has no void: the hand simply stops existing (see services.table.events).
-        s.hand = None
-        s.turn_extra = None
+        refunds = [
+            Left(seat=r.seat, player=r.player, chips=r.chips, after_hand=number)
+            for r in table.void_refunds(s)
+        ]
+        table.evolve(s, event)
         self.hand_log.append(event)
         self.hands[event.hand_id].voided = True
         self._finish(version, sequence)

@@ -10,7 +10,6 @@ hand.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -30,6 +29,7 @@ from openpoker.engine.table_events import (
     SitDown,
     StartHand,
     TimeOut,
+    VoidHand,
 )
 from openpoker.eventstore.envelope import Envelope, RecordedEvent
 from openpoker.services.dealer.ports import CallFailed, Shuffled
@@ -207,26 +207,10 @@ class FakeTable:
 
     async def void_hand(self, *, request_id: str, table_id: str, hand_id: str, reason: str) -> int:
         self.calls.append(("VoidHand", request_id))
-        log = self.tables[table_id]
         state = self.state(table_id)
         if state.hand is None or state.hand.hand_id != hand_id:
-            raise failed("table", "VoidHand", "HAND_NOT_LIVE")
-        # The engine has no void yet: record the fact; the fake's own fold restores the stacks.
-        hs = state.hand
-        for seat, i in hs.index_of.items():
-            if seat in state.seats:
-                state.seats[seat].stack = hs.start_stacks[i]
-        state.hand = None
-        returned = [{"seat": seat, "amount": hs.start_stacks[i]} for seat, i in hs.index_of.items()]
-        doc = {"type": "HandVoided", "hand_id": hand_id, "reason": reason, "returned": returned}
-        payload = json.dumps(doc).encode()
-        log.version += 1
-        env = dataclasses.replace(
-            envelope(table_id, log.version, []), events=(RecordedEvent(type="HandVoided", payload=payload),)
-        )
-        self.envelopes.append((table_id, env))
-        self.apply(table_id, env, len(self.envelopes))
-        return log.version
+            raise failed("table", "VoidHand", "HAND_NOT_LIVE")  # as the table service refuses it
+        return self.decide(table_id, VoidHand(hand_id=hand_id, reason=reason))
 
     def hand_ended(self, table_id: str, hand_id: str) -> bool:
         events = log_events(self, table_id)

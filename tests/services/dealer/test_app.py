@@ -11,8 +11,8 @@ import pytest
 from openpoker.engine import table as engine_table
 from openpoker.engine.hand_events import ActionKind, HandStarted
 from openpoker.engine.rules import RakeRules, Stakes
+from openpoker.engine.table_events import HandVoided
 from openpoker.services.dealer.app import HandFinished, UnknownHand
-from openpoker.services.dealer.tracker import HAND_VOIDED
 from openpoker.shuffle import ShuffleRecord, dealt_from_top, verify_record
 from openpoker.tablelog import ids
 from tests.helpers.waiting import until
@@ -148,7 +148,9 @@ async def test_a_hand_whose_stacks_cannot_be_reserved_is_voided_and_dealing_goes
     rig.seat(T, {0: "ann", 1: "bob"})
     await until(lambda: len(rig.wallet.settlements) >= 1, what="a hand settled after the void")
     await settle_down(rig)
-    voided = [env for tid, env in rig.table.envelopes if any(r.type == HAND_VOIDED for r in env.events)]
+    voided = [
+        env for tid, env in rig.table.envelopes if any(r.type == HandVoided.__name__ for r in env.events)
+    ]
     assert len(voided) == 1
     assert ("VoidHand", ids.request_id(T, 1, "void")) in rig.table.calls
     hands = started_hands(rig)

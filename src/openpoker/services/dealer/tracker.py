@@ -5,9 +5,10 @@ the table's subject; each carries engine events encoded with ``engine.codec`` (J
 name in ``type``). ``TableTrack.apply`` folds one envelope into the engine's table state
 (``engine.table.evolve``) and remembers what the dealer needs besides: the table version it has
 seen, the hand number and events of the hand in flight, and the last hand that ended or was
-voided. Events the engine does not know (service bookkeeping) are counted and skipped: they do
-not change the game. After a restart the dealer rebuilds every track by folding the whole log;
-nothing else is needed to know which hand is in flight and how it stands.
+voided (``HandVoided``, an engine event like the others). Events the engine does not know
+(service bookkeeping) are counted and skipped: they do not change the game. After a restart the
+dealer rebuilds every track by folding the whole log; nothing else is needed to know which hand
+is in flight and how it stands.
 """
 
 from __future__ import annotations
@@ -20,10 +21,8 @@ from openpoker.engine import codec, hand
 from openpoker.engine import table as engine_table
 from openpoker.engine.blinds import HandPlan
 from openpoker.engine.hand_events import BoardDealt, HandEnded, HandEvent, HandStarted, Street
-from openpoker.engine.table_events import HandScheduled, TableOpened
+from openpoker.engine.table_events import HandScheduled, HandVoided, TableOpened
 from openpoker.eventstore.envelope import Envelope, RecordedEvent
-
-HAND_VOIDED = "HandVoided"
 
 
 @dataclass(slots=True)
@@ -68,10 +67,7 @@ class TableTrack:
     def _apply_event(self, recorded: RecordedEvent, version: int) -> None:
         event = decode_event(recorded)
         if event is None:
-            if recorded.type == HAND_VOIDED:
-                self._void(_returned(recorded))
-            else:
-                self.skipped += 1
+            self.skipped += 1
             return
         if isinstance(event, TableOpened):
             self.state = engine_table.fold([event])
@@ -92,28 +88,10 @@ class TableTrack:
             self.current.saw_flop = True
         if isinstance(event, HandEnded):
             self.current.ended = event
+        if isinstance(event, HandVoided):
+            self.current.voided = True
         if isinstance(event, HandEvent):
             self.current.events += 1
-
-    def _void(self, returned: dict[int, int] | None) -> None:
-        """``HandVoided`` (a table-service event, ``services.table.events``; the engine has no
-        void): every chip committed returns to its owner, so each seat still seated gets its
-        stack from the start of the hand back (``returned``, or the hand's own start stacks),
-        and the table is between hands again, as ``services.table.model`` folds it."""
-        state = self.state
-        if state is None or state.hand is None:
-            return
-        hs = state.hand
-        for seat, i in hs.index_of.items():
-            occupant = state.seats.get(seat)
-            if occupant is not None:
-                occupant.stack = (
-                    hs.start_stacks[i] if returned is None else returned.get(seat, occupant.stack)
-                )
-        state.hand = None
-        state.turn_extra = None
-        if self.current is not None:
-            self.current.voided = True
 
     # -- queries -------------------------------------------------------------------------------
 
@@ -165,11 +143,3 @@ def _decode(type_: str, payload: bytes) -> engine_table.TableLogEvent | None:
     except codec.CodecError:
         return None
     return value if isinstance(value, engine_table.TableLogEvent) else None
-
-
-def _returned(recorded: RecordedEvent) -> dict[int, int] | None:
-    try:
-        doc = json.loads(recorded.payload)
-        return {int(e["seat"]): int(e["amount"]) for e in doc["returned"]}
-    except (ValueError, KeyError, TypeError):
-        return None

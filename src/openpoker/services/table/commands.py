@@ -9,12 +9,11 @@ from collections.abc import Callable, Sequence
 
 from openpoker.engine import table
 from openpoker.engine.cards import Card
-from openpoker.engine.hand_events import Act, ActionKind, Muck, SeatAmount, Show
+from openpoker.engine.hand_events import Act, ActionKind, Muck, Show
 from openpoker.engine.rules import Rules
 from openpoker.engine.table_events import (
     Disconnect,
     Leave,
-    PlayerLeft,
     Reconnect,
     SitDown,
     SitIn,
@@ -22,12 +21,12 @@ from openpoker.engine.table_events import (
     StartHand,
     TimeOut,
     TopUp,
+    VoidHand,
 )
 from openpoker.services.table.errors import HandNotFound, HandNotLive, SeatNotOwned
 from openpoker.services.table.hand_index import HandIndex
 from openpoker.services.table.money import MoneyFlows
 from openpoker.services.table.writer import Committed, Writer
-from openpoker.tablelog.events import HandVoided
 from openpoker.tablelog.model import LogEvent, TableModel
 
 
@@ -244,19 +243,6 @@ class Commands:
             state = model.state
             assert state is not None
             _check_live(model, hand_id)
-            hs = state.hand
-            assert hs is not None
-            returned = tuple(
-                SeatAmount(seat=seat, amount=hs.start_stacks[i])
-                for i, seat in enumerate(hs.seats)
-                if seat in state.seats
-            )
-            events: list[LogEvent] = [HandVoided(hand_id=hand_id, reason=reason, returned=returned)]
-            stacks = {x.seat: x.amount for x in returned}
-            # Players who asked to leave during the hand go now, with their returned stack.
-            for seat, occ in sorted(state.seats.items()):
-                if occ.leaving:
-                    events.append(PlayerLeft(seat=seat, player=occ.player, chips=stacks.get(seat, occ.stack)))
-            return events
+            return table.decide(state, VoidHand(hand_id=hand_id, reason=reason))
 
         return await self._writer.execute(table_id, request_id=request_id, decide=decide, precheck=precheck)
