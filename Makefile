@@ -12,7 +12,7 @@ PROTOS := $(shell find proto -name '*.proto' 2>/dev/null)
 SITE = $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 DATA_DIR ?= data
 ENGINE_COMPILE ?= 1
-ENGINE_HOT := hand betting pots showdown phh_replay hand_events hand_setup rules cards ranking phh table codec
+ENGINE_HOT := hand hand_state hand_evolve hand_decide hand_queries betting pots showdown phh_replay hand_events hand_setup rules cards ranking phh table table_state table_decide table_queries codec
 ENGINE_STAMP := $(VENV)/.engine-compiled
 ENGINE_SOURCES := $(wildcard src/openpoker/engine/*.py)
 

@@ -7,8 +7,7 @@ import typing
 
 import pytest
 
-from openpoker.engine import hand as H
-from openpoker.engine import hand_events, phh
+from openpoker.engine import hand_events, hand_evolve, phh
 from openpoker.engine.errors import NotYourTurn
 from openpoker.engine.phh_replay import history_from_events, plan, replay_history
 from tests.engine.players import VARIANTS, play_random, random_setup
@@ -27,7 +26,7 @@ actions = ["d dh p1 ????", "d dh p2 ????", "d dh p3 ????", "p3 cbr 6", "p2 cc", 
 
 def test_every_event_type_has_an_evolve_handler() -> None:
     members = set(typing.get_args(hand_events.HandEvent))
-    assert members == set(H._APPLY)
+    assert members == set(hand_evolve._APPLY)
 
 
 def test_a_player_the_file_skips_checks_or_folds_as_pokerkit_repairs() -> None:

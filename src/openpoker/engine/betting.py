@@ -34,7 +34,7 @@ _NO_LIMIT = Structure.NO_LIMIT
 _PHH = Profile.PHH
 
 if TYPE_CHECKING:
-    from openpoker.engine.hand import HandState
+    from openpoker.engine.hand_state import HandState
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

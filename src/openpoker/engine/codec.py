@@ -45,6 +45,7 @@ _DEFAULT_MODULES: Final = (
     "openpoker.engine.betting",
     "openpoker.engine.table_events",
     "openpoker.engine.table",
+    "openpoker.engine.table_queries",
 )
 
 _registry: dict[str, type[Any]] = {}

@@ -182,3 +182,64 @@ class CannotMuck(RuleViolation):
     def __init__(self, *, seat: int) -> None:
         super().__init__(f"seat {seat} holds the last live hand and cannot muck", seat=seat)
         self.seat = seat
+
+
+# -- table (engine.table) ------------------------------------------------------------------------
+
+
+class TableNotOpen(EngineError):
+    reason = "TABLE_NOT_OPEN"
+    kind = "precondition"
+
+    def __init__(self) -> None:
+        super().__init__("the table is not open")
+
+
+class TableAlreadyOpen(RuleViolation):
+    reason = "TABLE_ALREADY_OPEN"
+
+    def __init__(self, *, table_id: str) -> None:
+        super().__init__(f"table {table_id} is already open", table_id=table_id)
+
+
+class NoHandInProgress(RuleViolation):
+    reason = "NO_HAND_IN_PROGRESS"
+
+    def __init__(self) -> None:
+        super().__init__("no hand is in progress")
+
+
+class HandNotLive(RuleViolation):
+    """A command for a hand that is not the one being played."""
+
+    reason = "HAND_NOT_LIVE"
+
+    def __init__(self, *, hand_id: str, live_hand_id: str) -> None:
+        super().__init__(
+            f"hand {hand_id} is not the live hand ({live_hand_id or 'none'})",
+            hand_id=hand_id,
+            live_hand_id=live_hand_id,
+        )
+        self.hand_id = hand_id
+        self.live_hand_id = live_hand_id
+
+
+class SeatStateUnchanged(RuleViolation):
+    """Sitting out twice, sitting in while in, disconnecting twice: refused, never ignored."""
+
+    reason = "SEAT_STATE_UNCHANGED"
+
+    def __init__(self, *, seat: int, state: str) -> None:
+        super().__init__(f"seat {seat} is already {state}", seat=seat, state=state)
+        self.seat = seat
+        self.state = state
+
+
+class DuplicateHandId(RuleViolation):
+    """A hand id the table already used. The engine knows the latest ``HAND_IDS_KEPT``; the
+    table service raises it too for older ones, which it finds in its index and the log."""
+
+    reason = "DUPLICATE_HAND_ID"
+
+    def __init__(self, *, hand_id: str) -> None:
+        super().__init__(f"hand {hand_id} was already played here", hand_id=hand_id)

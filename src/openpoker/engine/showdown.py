@@ -36,7 +36,7 @@ from openpoker.engine.rules import Profile
 _PHH = Profile.PHH
 
 if TYPE_CHECKING:
-    from openpoker.engine.hand import HandState
+    from openpoker.engine.hand_state import HandState
 
 
 def describe(s: HandState, i: int) -> str:

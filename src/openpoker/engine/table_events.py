@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TypeAlias
 
 from openpoker.engine.blinds import HandPlan
 from openpoker.engine.cards import Card
-from openpoker.engine.hand_events import SeatAmount
+from openpoker.engine.hand_events import HandCommand, HandEvent, SeatAmount
 from openpoker.engine.rules import Rules
 from openpoker.engine.seating import Debt
 
@@ -243,3 +244,7 @@ TableEvent = (
     | DecisionTimedOut
     | HandVoided
 )
+
+# A table's log holds its own events and the hand engine's; a table decides both kinds of command.
+TableLogEvent: TypeAlias = TableEvent | HandEvent
+Command: TypeAlias = TableCommand | HandCommand
