@@ -10,6 +10,7 @@ import asyncio
 from typing import Any
 
 import nats
+import pytest
 
 from openpoker.api.table.v1 import table_service_pb2 as tpb
 from openpoker.engine.table_events import (
@@ -24,6 +25,10 @@ from openpoker.pokerctl.local import LocalSystem
 from openpoker.services.dealer.tracker import decode_event
 from openpoker.tablelog.store import JetStreamTableEvents
 from tests.e2e.helpers import Clients, in_hand
+
+# The whole system as processes for this module: over 5 s a test on 2 shared cores, so `make
+# test-fast` leaves the module out (docs/testing.md).
+pytestmark = pytest.mark.slow
 
 GRACE_MS = 30_000
 

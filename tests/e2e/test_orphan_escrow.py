@@ -18,6 +18,10 @@ from openpoker.pokerctl.local import LocalSystem
 from tests.e2e.helpers import CALLER, Clients
 from tests.helpers.system import local_system
 
+# The whole system as processes for this module: over 5 s a test on 2 shared cores, so `make
+# test-fast` leaves the module out (docs/testing.md).
+pytestmark = pytest.mark.slow
+
 # Short leases (a restarted table service owns its tables again soon) and a short reconciliation
 # cycle, so the test takes seconds; the defaults are 10 s, 60 s and 30 s.
 ENV = {

@@ -19,6 +19,10 @@ from openpoker.pokerctl.local import LocalSystem
 from openpoker.shell.client import rich_error
 from tests.e2e.helpers import Clients, in_hand, refused
 
+# The whole system as processes for this module: over 5 s a test on 2 shared cores, so `make
+# test-fast` leaves the module out (docs/testing.md).
+pytestmark = pytest.mark.slow
+
 
 async def test_every_game_and_structure_plays_full_hands(system: LocalSystem) -> None:
     plan = table_plan(9, "every-")

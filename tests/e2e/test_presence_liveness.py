@@ -32,6 +32,10 @@ from tests.e2e.helpers import Clients
 from tests.e2e.test_disconnect import log_until, of, watch
 from tests.helpers.system import local_system
 
+# The whole system as processes for this module: over 5 s a test on 2 shared cores, so `make
+# test-fast` leaves the module out (docs/testing.md).
+pytestmark = pytest.mark.slow
+
 HEARTBEAT = "0.25"  # seconds between an instance's reports
 TTL = 3.0  # seconds the dealer waits for the next one (margin for a loaded machine)
 ENV = {

@@ -8,6 +8,7 @@ import uuid
 
 import grpc
 import nats
+import pytest
 
 from openpoker.api.dealer.v1 import dealer_service_pb2 as dpb
 from openpoker.api.table.v1 import table_service_pb2 as tpb
@@ -21,6 +22,10 @@ from openpoker.services.dealer.tracker import decode_event
 from openpoker.shell.client import rich_error
 from openpoker.shuffle import ShuffleRecord, dealt_from_top, verify_record
 from tests.e2e.helpers import Clients, in_hand
+
+# The whole system as processes for this module: over 5 s a test on 2 shared cores, so `make
+# test-fast` leaves the module out (docs/testing.md).
+pytestmark = pytest.mark.slow
 
 
 async def play_one(c: Clients, table_id: str, players: dict[int, str]) -> int:

@@ -7,10 +7,16 @@ import asyncio
 import re
 import sys
 
+import pytest
+
 from openpoker.pokerctl.bots import QUIET, start_bots, table_config, wait_tables
 from openpoker.pokerctl.local import LocalSystem
 from openpoker.shell.childproc import argv
 from tests.e2e.helpers import Clients
+
+# The whole system as processes for this module: over 5 s a test on 2 shared cores, so `make
+# test-fast` leaves the module out (docs/testing.md).
+pytestmark = pytest.mark.slow
 
 CARD = re.compile(r"[2-9TJQKA][cdhs]")
 

@@ -24,6 +24,7 @@ LINE = re.compile(r"^(?P<name>\w+)\s+(?P<address>127\.0\.0\.1:\d+)\s+SERVING\s+p
 NATS_LINE = re.compile(r"^nats\s+nats://127\.0\.0\.1:\d+\s+pid (?P<pid>\d+)")
 
 
+@pytest.mark.slow  # every service as a process, up and down: over 5 s on 2 shared cores
 async def test_up_starts_every_service_healthy_and_stops_cleanly(tmp_path: Path) -> None:
     up = [
         sys.executable,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -57,6 +58,8 @@ from openpoker.ledger.errors import (
 )
 
 from .helpers import MemoryWallet
+
+pytestmark = pytest.mark.slow  # 150 runs of up to 50 steps: over 10 s on 2 shared cores
 
 PLAYERS = ("ann", "bob", "cyd", "dee")
 TABLES = ("t1", "t2")
