@@ -353,7 +353,6 @@ def _hands(draw: st.DrawFn) -> HandHistory:
     )
 
 
-@pytest.mark.slow  # 150 generated histories: over 5 s on 2 shared cores
 @settings(max_examples=150)
 @given(_hands())
 def test_any_hand_round_trips(hh: HandHistory) -> None:

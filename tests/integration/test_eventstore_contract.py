@@ -124,8 +124,7 @@ async def _lossy(faults: Faults, publish: Callable[..., Awaitable[Any]], *args: 
 Factory = Callable[[Faults], Awaitable[Any]]
 
 
-# A 3-node cluster per test takes 1 to 7 s to start on 2 shared cores: the R3 cases are slow.
-@pytest.fixture(params=["memory", "jetstream", pytest.param("jetstream-r3", marks=pytest.mark.slow)])
+@pytest.fixture(params=["memory", "jetstream", "jetstream-r3"])
 async def make_store(request: pytest.FixtureRequest) -> AsyncIterator[Factory]:
     if request.param == "memory":
 
