@@ -126,6 +126,16 @@ class Reports:
             await asyncio.sleep(0.05)
         raise AssertionError(f"no report of {instance} naming {sorted(players)}")
 
+    async def other_than(self, instance: str, players: set[str]) -> str:
+        """Wait for a report of an instance other than ``instance`` naming exactly ``players``;
+        returns that instance's name."""
+        for _ in range(600):
+            for r in self.seen:
+                if r.instance != instance and r.players == players:
+                    return r.instance
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"no report of an instance other than {instance} naming {sorted(players)}")
+
     async def close(self) -> None:
         if self._nc is not None:
             await self._nc.close()
@@ -184,8 +194,7 @@ async def test_a_player_watching_on_two_instances_stays_connected_when_one_strea
             ann_two, bob_two = await watch_on(other, table_id, "ann"), await watch_on(other, table_id, "bob")
             streams += [ann_two, bob_two]
             await reports.until("table-second", {"ann", "bob"})
-            first_name = next(r.instance for r in reports.seen if r.instance != "table-second")
-            await reports.until(first_name, {"ann"})
+            first_name = await reports.other_than("table-second", {"ann"})
             # Both streams on the second instance end, ann's first: its reports drop her, then bob.
             ann_two.cancel()
             await reports.until("table-second", {"bob"})
