@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 from openpoker.engine import table
 from openpoker.engine.cards import Card
+from openpoker.engine.errors import HandNotLive
 from openpoker.engine.hand_events import Act, ActionKind, Muck, Show
 from openpoker.engine.rules import Rules
 from openpoker.engine.table_events import (
@@ -23,7 +24,7 @@ from openpoker.engine.table_events import (
     TopUp,
     VoidHand,
 )
-from openpoker.services.table.errors import HandNotFound, HandNotLive, SeatNotOwned
+from openpoker.services.table.errors import HandNotFound, SeatNotOwned
 from openpoker.services.table.hand_index import HandIndex
 from openpoker.services.table.money import MoneyFlows
 from openpoker.services.table.writer import Committed, Writer

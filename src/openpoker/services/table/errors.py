@@ -111,17 +111,6 @@ class HandNotFinished(FailedPrecondition):
         super().__init__(f"hand {hand_id} is still being played", hand_id=hand_id)
 
 
-class HandNotLive(FailedPrecondition):
-    reason = "HAND_NOT_LIVE"
-
-    def __init__(self, *, hand_id: str, live_hand_id: str) -> None:
-        super().__init__(
-            f"hand {hand_id} is not the live hand ({live_hand_id or 'none'})",
-            hand_id=hand_id,
-            live_hand_id=live_hand_id,
-        )
-
-
 class StaleVersion(Aborted):
     reason = "STALE_VERSION"
 
