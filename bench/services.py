@@ -124,7 +124,7 @@ async def _serving(target: str) -> None:
 def _spawn(module: str, env: dict[str, str], *, log: Path | None = None) -> subprocess.Popen[bytes]:
     """``python -m module`` with ``env`` over this environment (warnings only unless ``env`` says
     otherwise), its output to ``log`` (appended) or dropped."""
-    full = {**os.environ, "POKER_LOG_LEVEL": "warning", **env}
+    full = {**os.environ, "POKER_LOG_LEVEL": "warning", "POKER_INSECURE": "true", **env}
     # childproc: the service dies with the bench if the bench is killed.
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(log.open("ab")) if log is not None else subprocess.DEVNULL

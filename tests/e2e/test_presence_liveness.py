@@ -63,6 +63,7 @@ async def second_table_service(system: LocalSystem, log: Path) -> AsyncIterator[
     port = free_port()
     env = {
         **os.environ,
+        "POKER_INSECURE": "true",
         "POKER_NATS_URL": system.nats.url,
         "POKER_TABLE_PORT": str(port),
         "POKER_TABLE_WALLET": system.targets["wallet"],

@@ -23,7 +23,12 @@ CASHIER = (("x-caller", "cashier"),)
 async def wallet_service(nats_url: str) -> WalletServer:
     return await start_wallet(
         WalletConfig.from_env(
-            {"POKER_WALLET_PORT": "0", "POKER_NATS_URL": nats_url, "POKER_GRACE_SECONDS": "0.5"}
+            {
+                "POKER_INSECURE": "true",
+                "POKER_WALLET_PORT": "0",
+                "POKER_NATS_URL": nats_url,
+                "POKER_GRACE_SECONDS": "0.5",
+            }
         )
     )
 
@@ -54,6 +59,7 @@ async def table_service(
     return await start_table(
         TableConfig.from_env(
             {
+                "POKER_INSECURE": "true",
                 "POKER_TABLE_PORT": "0",
                 "POKER_NATS_URL": nats_url,
                 "POKER_TABLE_WALLET": wallet.server.address,

@@ -34,7 +34,14 @@ async def nc(nc: Client) -> Client:
 
 
 def config(nats_url: str, key: str = KEY) -> RngConfig:
-    return RngConfig.from_env({"POKER_NATS_URL": nats_url, "POKER_RNG_PORT": "0", "POKER_RNG_SEED_KEY": key})
+    return RngConfig.from_env(
+        {
+            "POKER_INSECURE": "true",
+            "POKER_NATS_URL": nats_url,
+            "POKER_RNG_PORT": "0",
+            "POKER_RNG_SEED_KEY": key,
+        }
+    )
 
 
 async def with_server(cfg: RngConfig) -> AsyncIterator[tuple[RngServer, pb_grpc.RngServiceAsyncStub]]:

@@ -60,6 +60,7 @@ class WalletProcess:
         self.log = log
         self.env = {
             **os.environ,
+            "POKER_INSECURE": "true",
             "POKER_NATS_URL": nats_url,
             "POKER_WALLET_PORT": str(port),
             "POKER_WALLET_SNAPSHOT_EVERY": "5",

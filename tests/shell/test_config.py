@@ -16,7 +16,12 @@ from openpoker.shell.config import (
 
 
 def test_defaults_are_development_console_on_the_service_port() -> None:
-    config = ShellConfig.from_env("table", environ={})
+    config = ShellConfig.from_env(
+        "table",
+        environ={
+            "POKER_INSECURE": "true",
+        },
+    )
     assert config.port == DEFAULT_PORTS["table"]
     assert config.host == "127.0.0.1"
     assert config.environment == "development"
@@ -29,6 +34,7 @@ def test_production_defaults_to_json_logs_and_reads_every_variable() -> None:
     config = ShellConfig.from_env(
         "dealer",
         environ={
+            "POKER_TLS_DIR": "/nonexistent/pki",
             "POKER_ENV": "production",
             "POKER_DEALER_PORT": "0",
             "POKER_DEALER_HOST": "0.0.0.0",
@@ -47,7 +53,12 @@ def test_production_defaults_to_json_logs_and_reads_every_variable() -> None:
 
 
 def test_config_is_frozen() -> None:
-    config = ShellConfig.from_env("rng", environ={})
+    config = ShellConfig.from_env(
+        "rng",
+        environ={
+            "POKER_INSECURE": "true",
+        },
+    )
     with pytest.raises(dataclasses.FrozenInstanceError):
         config.port = 1  # type: ignore[misc]
 
@@ -66,7 +77,7 @@ def test_config_is_frozen() -> None:
 )
 def test_bad_values_name_the_variable(variable: str, value: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        ShellConfig.from_env("table", environ={variable: value})
+        ShellConfig.from_env("table", environ={"POKER_INSECURE": "true", variable: value})
     assert caught.value.variable == variable
 
 

@@ -20,7 +20,11 @@ def _reset() -> Iterator[None]:
 
 
 def test_production_logs_are_json_with_bound_ids(capsys: pytest.CaptureFixture[str]) -> None:
-    configure_logging(ShellConfig.from_env("table", environ={"POKER_ENV": "production"}))
+    configure_logging(
+        ShellConfig.from_env(
+            "table", environ={"POKER_TLS_DIR": "/nonexistent/pki", "POKER_ENV": "production"}
+        )
+    )
     bind(table_id="t1", hand_id="h9")
     get_logger().info("hand.started", seats=6)
     get_logger().debug("hidden")  # below the default info level
@@ -34,7 +38,9 @@ def test_production_logs_are_json_with_bound_ids(capsys: pytest.CaptureFixture[s
 
 
 def test_development_logs_are_console_text(capsys: pytest.CaptureFixture[str]) -> None:
-    configure_logging(ShellConfig.from_env("dealer", environ={"POKER_LOG_LEVEL": "debug"}))
+    configure_logging(
+        ShellConfig.from_env("dealer", environ={"POKER_INSECURE": "true", "POKER_LOG_LEVEL": "debug"})
+    )
     get_logger().debug("clock.started", seat=3)
     out = capsys.readouterr().out
     assert "clock.started" in out
@@ -45,11 +51,17 @@ def test_development_logs_are_console_text(capsys: pytest.CaptureFixture[str]) -
 
 def test_debug_enabled_follows_the_configured_level() -> None:
     assert debug_enabled()  # structlog's defaults keep everything
-    configure_logging(ShellConfig.from_env("table", environ={"POKER_LOG_LEVEL": "info"}))
+    configure_logging(
+        ShellConfig.from_env("table", environ={"POKER_INSECURE": "true", "POKER_LOG_LEVEL": "info"})
+    )
     assert not debug_enabled()
-    configure_logging(ShellConfig.from_env("table", environ={"POKER_LOG_LEVEL": "debug"}))
+    configure_logging(
+        ShellConfig.from_env("table", environ={"POKER_INSECURE": "true", "POKER_LOG_LEVEL": "debug"})
+    )
     assert debug_enabled()
-    configure_logging(ShellConfig.from_env("table", environ={"POKER_LOG_LEVEL": "warning"}))
+    configure_logging(
+        ShellConfig.from_env("table", environ={"POKER_INSECURE": "true", "POKER_LOG_LEVEL": "warning"})
+    )
     assert not debug_enabled()
     structlog.reset_defaults()  # someone else's configuration: assume debug lines are kept
     assert debug_enabled()

@@ -88,7 +88,7 @@ def register(servicer: object, server: aio.Server) -> None:
 
 @pytest.fixture
 async def running() -> AsyncIterator[RunningServer]:
-    config = ShellConfig.from_env("probe", environ={"POKER_PROBE_PORT": "0"})
+    config = ShellConfig.from_env("probe", environ={"POKER_INSECURE": "true", "POKER_PROBE_PORT": "0"})
     server = await start_server(config, [ServiceSpec(name=SERVICE, register=register, servicer=object())])
     try:
         yield server
@@ -237,7 +237,7 @@ def test_request_ids_from_protobuf_requests_read_only_the_fields_they_have() -> 
 
 
 async def test_graceful_stop_finishes_in_flight_calls_and_refuses_new_ones() -> None:
-    config = ShellConfig.from_env("probe", environ={"POKER_PROBE_PORT": "0"})
+    config = ShellConfig.from_env("probe", environ={"POKER_INSECURE": "true", "POKER_PROBE_PORT": "0"})
     server = await start_server(config, [ServiceSpec(name=SERVICE, register=register, servicer=object())])
     started = SLOW_STARTED["event"] = asyncio.Event()
     async with channel(server.address) as chan:

@@ -61,7 +61,7 @@ def register(servicer: object, server: aio.Server) -> None:
 
 @pytest.fixture
 async def calls() -> AsyncIterator[StreamedCalls]:
-    config = ShellConfig.from_env("test", environ={"POKER_TEST_PORT": "0"})
+    config = ShellConfig.from_env("test", environ={"POKER_INSECURE": "true", "POKER_TEST_PORT": "0"})
     server: RunningServer = await start_server(
         config, [ServiceSpec(name=SERVICE, register=register, servicer=object())]
     )

@@ -13,6 +13,11 @@ to the supervisor alone, which then stops everything in order), with ``POKER_NAT
 ``openpoker/services/<name>/__main__.py`` does. The rng seed key for development is kept in
 ``<data>/secrets/rng-seed-key`` (mode 0600), so seeds stay revealable across restarts; a
 ``POKER_RNG_SEED_KEY`` in the environment wins.
+
+``secure=True`` (``pokerctl up`` without ``--insecure``) makes the local PKI under ``<data>/pki``
+once (``shell.pki``: CA, one certificate per service, ``pokerctl``'s staff certificate, the token
+key) and runs every service on TLS: mutual TLS on its port, TLS for token holders on its client
+port (``client_targets``). Otherwise the services run plaintext (``POKER_INSECURE``).
 """
 
 from __future__ import annotations
@@ -31,10 +36,11 @@ from pathlib import Path
 
 import grpc
 
-from openpoker.shell import childproc
+from openpoker.shell import childproc, pki
 from openpoker.shell.client import health_status
-from openpoker.shell.config import DEFAULT_PORTS
+from openpoker.shell.config import CLIENT_PORT_OFFSET, DEFAULT_PORTS
 from openpoker.shell.natsproc import NatsServer
+from openpoker.shell.tls import TlsFiles
 
 SERVICE_ORDER: tuple[str, ...] = ("rng", "wallet", "table", "dealer")
 READY_TIMEOUT = 30.0
@@ -69,6 +75,7 @@ class ServiceProcess:
     address: str
     log_path: Path
     process: subprocess.Popen[bytes]
+    client_address: str = ""  # the TLS client listener ("" on a plaintext system)
 
 
 def _log_tail(path: Path, lines: int = 15) -> str:
@@ -86,16 +93,30 @@ class LocalSystem:
         free_ports: bool = False,
         nats_port: int = 0,
         services: tuple[str, ...] | None = None,
+        secure: bool = False,
     ) -> None:
         self.data_dir = data_dir.resolve()
         self.free_ports = free_ports
+        self.secure = secure
+        self.pki: pki.LocalPki | None = None
         self.nats = NatsServer(data_dir=self.data_dir / "nats", port=nats_port)
         self.services = existing_services() if services is None else services
         self.processes: dict[str, ServiceProcess] = {}
 
     @property
     def targets(self) -> dict[str, str]:
+        """Each service's own port (mutual TLS on a secure system)."""
         return {name: proc.address for name, proc in self.processes.items()}
+
+    @property
+    def client_targets(self) -> dict[str, str]:
+        """Each service's client listener (TLS, bearer tokens); empty on a plaintext system."""
+        return {name: proc.client_address for name, proc in self.processes.items() if proc.client_address}
+
+    @property
+    def tls(self) -> TlsFiles | None:
+        """``pokerctl``'s staff certificate for the service ports (None on a plaintext system)."""
+        return None if self.pki is None else TlsFiles.from_pki(self.pki, pki.CLIENT)
 
     def _rng_key(self) -> str:
         path = self.data_dir / "secrets" / "rng-seed-key"
@@ -106,10 +127,16 @@ class LocalSystem:
                 out.write(os.urandom(32).hex())
         return path.read_text().strip()
 
-    def _env(self, name: str, port: int) -> dict[str, str]:
+    def _env(self, name: str, port: int, client_port: int) -> dict[str, str]:
         env = dict(os.environ)
         env["POKER_NATS_URL"] = self.nats.url
         env[f"POKER_{name.upper()}_PORT"] = str(port)
+        if self.pki is not None:
+            env["POKER_TLS_DIR"] = str(self.pki.root)
+            env[f"POKER_{name.upper()}_CLIENT_PORT"] = str(client_port)
+            env.pop("POKER_INSECURE", None)
+        else:
+            env["POKER_INSECURE"] = "true"
         env.setdefault("POKER_ENV", "development")
         env.setdefault("POKER_LOG_FORMAT", "json")  # files, not a terminal
         if name == "rng" and not env.get("POKER_RNG_SEED_KEY"):
@@ -124,6 +151,8 @@ class LocalSystem:
     async def start(self) -> None:
         """Start nats and every service; raise ``StartError`` (after stopping all) on failure."""
         try:
+            if self.secure:
+                self.pki = await asyncio.to_thread(pki.ensure_local_pki, self.data_dir)
             await asyncio.to_thread(self.nats.start)
             for name in self.services:
                 await self._start_service(name)
@@ -145,13 +174,21 @@ class LocalSystem:
                     raise
                 del self.processes[name]  # it has exited (that is how the error was seen)
 
-    def _spawn(self, name: str, *, port: int | None = None) -> None:
+    def _spawn(self, name: str, *, port: int | None = None, client_port: int | None = None) -> None:
+        prefix = f"POKER_{name.upper()}_"
         if port is not None:
             pass  # a restart keeps the address the other services were given
         elif self.free_ports:
             port = free_port()
         else:
-            port = int(os.environ.get(f"POKER_{name.upper()}_PORT", DEFAULT_PORTS[name]))
+            port = int(os.environ.get(prefix + "PORT", DEFAULT_PORTS[name]))
+        if client_port is None:
+            default_client = port + CLIENT_PORT_OFFSET
+            client_port = (
+                free_port()
+                if self.free_ports
+                else int(os.environ.get(prefix + "CLIENT_PORT", default_client))
+            )
         host = os.environ.get(f"POKER_{name.upper()}_HOST", "127.0.0.1")
         log_path = self.data_dir / "logs" / f"{name}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -159,14 +196,18 @@ class LocalSystem:
             # childproc: killed with this process if it dies without stopping them (SIGKILL).
             process = childproc.popen(
                 [sys.executable, "-m", f"openpoker.services.{name}"],
-                env=self._env(name, port),
+                env=self._env(name, port, client_port),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
         self.processes[name] = ServiceProcess(
-            name=name, address=f"{host}:{port}", log_path=log_path, process=process
+            name=name,
+            address=f"{host}:{port}",
+            log_path=log_path,
+            process=process,
+            client_address=f"{host}:{client_port}" if self.pki is not None else "",
         )
 
     async def _wait_healthy(self, proc: ServiceProcess) -> None:
@@ -178,7 +219,7 @@ class LocalSystem:
                     + _log_tail(proc.log_path)
                 )
             with contextlib.suppress(grpc.RpcError):
-                if await health_status(proc.address, deadline=1.0) == "SERVING":
+                if await health_status(proc.address, deadline=1.0, tls=self.tls) == "SERVING":
                     return
             await asyncio.sleep(0.1)
         raise StartError(
@@ -194,7 +235,8 @@ class LocalSystem:
             await asyncio.to_thread(proc.process.wait)
         else:
             await asyncio.to_thread(self._stop_one, proc.process)
-        self._spawn(name, port=int(proc.address.rsplit(":", 1)[1]))
+        client_port = int(proc.client_address.rsplit(":", 1)[1]) if proc.client_address else None
+        self._spawn(name, port=int(proc.address.rsplit(":", 1)[1]), client_port=client_port)
         await self._wait_healthy(self.processes[name])
 
     def exited(self) -> list[str]:

@@ -1,8 +1,15 @@
-"""Which service is calling: the ``x-caller`` metadata and per-method allow-lists.
+"""Which service or person is calling, as the handlers see it: ``caller_of`` and ``player_of``.
 
-Interim identity until mTLS (research/grpc.md section 3): each service names the callers
-allowed per RPC; anything not listed is denied. ``ANYONE`` opens a method to every caller, named
-or not. One place for the rule, so every service refuses the same way with the same reasons.
+Over TLS (the default) the caller is the principal the server interceptor authenticated
+(``shell.identity``): a service by its certificate, ``pokerctl`` by its staff certificate, a person
+by token. ``caller_of`` names it as the per-method allow-lists do: a service's name,
+``pokerctl``, or the token's role (``player``, ``cashier``, ``auditor``, ``operator``); headers
+are ignored. ``player_of`` is the player a request is about: a player-role caller is always
+themself (a request field naming anyone else is NOT_YOUR_SEAT); services and staff name the
+player in the request.
+
+A plaintext server (``POKER_INSECURE``, in-process test rigs only) binds no principal, and the
+``x-caller`` and ``x-player-id`` headers stand in for it.
 """
 
 from __future__ import annotations
@@ -12,9 +19,13 @@ from typing import Any
 
 from grpc import aio
 
+from openpoker.shell import identity
 from openpoker.shell.errors import PermissionDenied, Unauthenticated
+from openpoker.shell.identity import Kind
+from openpoker.shell.tokens import Role, TokenMissing
 
 CALLER_HEADER = "x-caller"
+PLAYER_HEADER = "x-player-id"
 ANYONE = "*"
 
 
@@ -22,7 +33,7 @@ class CallerRequired(Unauthenticated):
     reason = "CALLER_REQUIRED"
 
     def __init__(self) -> None:
-        super().__init__(f"missing {CALLER_HEADER} metadata")
+        super().__init__("this call needs an identity: a client certificate or a bearer token")
 
 
 class CallerNotAllowed(PermissionDenied):
@@ -32,12 +43,36 @@ class CallerNotAllowed(PermissionDenied):
         super().__init__("caller may not call this method", caller=caller, method=method)
 
 
-def caller_of(context: aio.ServicerContext[Any, Any]) -> str:
-    """The ``x-caller`` value of this call, or ``""``."""
-    for key, value in context.invocation_metadata() or ():
-        if key == CALLER_HEADER:
+def header(context: aio.ServicerContext[Any, Any], key: str) -> str:
+    """A metadata value of this call, or ``""``."""
+    for k, value in context.invocation_metadata() or ():
+        if k == key:
             return value.decode() if isinstance(value, bytes) else str(value)
     return ""
+
+
+def caller_of(context: aio.ServicerContext[Any, Any]) -> str:
+    """The caller's name for allow-lists (see the module docstring), or ``""`` when anonymous."""
+    principal = identity.bound()
+    if principal is None:
+        return header(context, CALLER_HEADER)
+    if principal.kind is Kind.SERVICE or principal.kind is Kind.STAFF:
+        return principal.name
+    return principal.role.value if principal.role is not None else ""
+
+
+def player_of(context: aio.ServicerContext[Any, Any], field: str, *, required: bool) -> str:
+    """The player a request is about: ``field`` (or ``x-player-id`` on plaintext), checked
+    against a player-role caller, who may name only themself."""
+    principal = identity.bound()
+    if principal is None:
+        return field or header(context, PLAYER_HEADER)
+    if principal.kind is Kind.USER and principal.role is Role.PLAYER:
+        identity.require_self(principal, field or principal.name)
+        return principal.name
+    if principal.kind is Kind.ANONYMOUS and required:
+        raise TokenMissing
+    return field if principal.kind is not Kind.ANONYMOUS else ""
 
 
 def authorize(allowed_callers: Mapping[str, frozenset[str]], method: str, caller: str) -> None:

@@ -19,6 +19,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
 
+from openpoker.shell.tls import TlsFiles, channel_credentials
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RichError:
@@ -49,19 +51,31 @@ def rich_error(err: grpc.RpcError) -> RichError:
     return RichError(code=code, message=message)
 
 
-def channel(target: str) -> aio.Channel:
-    """An insecure ``grpc.aio`` channel (loopback and tests; mTLS comes with the auth work)."""
-    return aio.insecure_channel(
-        target, options=[("grpc.max_receive_message_length", 1024 * 1024), ("grpc.enable_retries", 1)]
-    )
+_OPTIONS = (("grpc.max_receive_message_length", 1024 * 1024), ("grpc.enable_retries", 1))
 
 
-async def health_status(target: str, service: str = "", *, deadline: float = 2.0) -> str:
+def channel(target: str, tls: TlsFiles | None = None) -> aio.Channel:
+    """A ``grpc.aio`` channel: TLS trusting ``tls.ca`` (with this end's certificate, if it has
+    one, for a service listener), or plaintext to a ``POKER_INSECURE`` server when ``tls`` is
+    None. A person's token goes in each call's ``authorization`` metadata (``bearer_metadata``)."""
+    if tls is None:
+        return aio.insecure_channel(target, options=list(_OPTIONS))
+    return aio.secure_channel(target, channel_credentials(tls), options=list(_OPTIONS))
+
+
+def bearer_metadata(token: str) -> tuple[tuple[str, str], ...]:
+    """The metadata that carries a bearer token."""
+    return (("authorization", f"Bearer {token}"),)
+
+
+async def health_status(
+    target: str, service: str = "", *, deadline: float = 2.0, tls: TlsFiles | None = None
+) -> str:
     """The health status name (``SERVING``, ``NOT_SERVING``, ...) of ``service`` at ``target``.
 
     Raises ``grpc.RpcError`` if the server does not answer (e.g. UNAVAILABLE while starting).
     """
-    async with channel(target) as chan:
+    async with channel(target, tls) as chan:
         stub: Any = health_pb2_grpc.HealthStub(chan)
         reply = await stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=deadline)
         return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))

@@ -10,6 +10,18 @@ Variables (all optional; ``<SERVICE>`` is the upper-cased service name, e.g. ``T
 * ``POKER_LOG_LEVEL`` (default ``info``);
 * ``POKER_GRACE_SECONDS``: how long in-flight RPCs may finish on shutdown (default 5).
 
+Security (``Security``; docs/security.md). A service serves TLS only, on two listeners: the
+*service* listener on ``POKER_<SERVICE>_PORT`` requires a client certificate from the CA (other
+services, ``pokerctl``), the *client* listener on ``POKER_<SERVICE>_CLIENT_PORT`` (default: the
+service port + 100; ``0`` picks a free port) serves anyone holding the CA, who is named by bearer
+token. Files come from ``POKER_TLS_DIR`` (a folder laid out as ``pokerctl up`` makes
+``DATA/pki``: ``ca.crt``, ``<service>.crt``/``.key``, ``jwks.json``) or one by one from
+``POKER_TLS_CA``, ``POKER_TLS_CERT``, ``POKER_TLS_KEY`` and ``POKER_JWKS`` (a JWKS file);
+``POKER_TOKEN_ISSUER``/``POKER_TOKEN_AUDIENCE`` are what tokens must name. ``POKER_INSECURE=true``
+instead serves plaintext on the service port alone and takes identity from the ``x-caller`` and
+``x-player-id`` headers: for in-process test rigs and the benchmark without security, refused when
+``POKER_ENV=production``. With neither, a service refuses to start.
+
 Where a service finds another: ``POKER_<NAME>_TARGET`` (``host:port``; ``pokerctl up`` sets it
 for every service it started earlier), else ``127.0.0.1:<default port>``: ``service_target``.
 
@@ -22,13 +34,18 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
+
+from openpoker.shell.tls import TlsFiles
+from openpoker.shell.tokens import AUDIENCE, ISSUER
 
 Environment = Literal["development", "production"]
 LogFormat = Literal["console", "json"]
 
 # One fixed port per service, so `pokerctl up` and the services agree without discovery.
 DEFAULT_PORTS: Mapping[str, int] = {"rng": 50051, "wallet": 50052, "table": 50053, "dealer": 50054}
+CLIENT_PORT_OFFSET = 100  # the client listener's default port: the service port + this
 DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
 _LEVELS = ("debug", "info", "warning", "error")
 
@@ -91,6 +108,65 @@ def service_target(environ: Mapping[str, str], service: str) -> str:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Security:
+    """How a service authenticates: TLS files and token settings, or plaintext for rigs."""
+
+    tls: TlsFiles | None  # None: plaintext (insecure)
+    jwks: Path | None
+    token_issuer: str = ISSUER
+    token_audience: str = AUDIENCE
+    client_port: int = 0
+
+    @property
+    def insecure(self) -> bool:
+        return self.tls is None
+
+    @classmethod
+    def plaintext(cls) -> Security:
+        """Plaintext with identity from headers: in-process test rigs only."""
+        return cls(tls=None, jwks=None)
+
+    @classmethod
+    def from_env(
+        cls, service: str, env: Mapping[str, str], *, environment: Environment, port: int
+    ) -> Security:
+        insecure = env_bool(env, "POKER_INSECURE", False)
+        folder = env_str(env, "POKER_TLS_DIR", "")
+        ca = env_str(env, "POKER_TLS_CA", f"{folder}/ca.crt" if folder else "")
+        cert = env_str(env, "POKER_TLS_CERT", f"{folder}/{service}.crt" if folder else "")
+        key = env_str(env, "POKER_TLS_KEY", f"{folder}/{service}.key" if folder else "")
+        jwks = env_str(env, "POKER_JWKS", f"{folder}/jwks.json" if folder else "")
+        if insecure:
+            if environment == "production":
+                raise ConfigError(
+                    variable="POKER_INSECURE", value="true", problem="plaintext is refused in production"
+                )
+            return cls.plaintext()
+        if not (ca and cert and key):
+            raise ConfigError(
+                variable="POKER_TLS_DIR",
+                value=folder,
+                problem="no TLS configured: set POKER_TLS_DIR (or POKER_TLS_CA, _CERT, _KEY); "
+                "POKER_INSECURE=true serves plaintext for development",
+            )
+        default_client = port + CLIENT_PORT_OFFSET if port else 0
+        client_port = env_int(env, f"POKER_{service.upper()}_CLIENT_PORT", default_client)
+        if client_port > 65535:
+            raise ConfigError(
+                variable=f"POKER_{service.upper()}_CLIENT_PORT",
+                value=str(client_port),
+                problem="must be <= 65535",
+            )
+        return cls(
+            tls=TlsFiles(ca=Path(ca), cert=Path(cert), key=Path(key)),
+            jwks=Path(jwks) if jwks else None,
+            token_issuer=env_str(env, "POKER_TOKEN_ISSUER", ISSUER),
+            token_audience=env_str(env, "POKER_TOKEN_AUDIENCE", AUDIENCE),
+            client_port=client_port,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ShellConfig:
     """What the shell needs to run one service process."""
 
@@ -102,6 +178,7 @@ class ShellConfig:
     log_format: LogFormat
     log_level: str
     grace_seconds: float
+    security: Security
 
     @property
     def address(self) -> str:
@@ -137,4 +214,5 @@ class ShellConfig:
             log_format=log_format,
             log_level=level,
             grace_seconds=env_float(env, "POKER_GRACE_SECONDS", 5.0),
+            security=Security.from_env(service, env, environment=environment, port=port),
         )

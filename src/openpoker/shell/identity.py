@@ -59,15 +59,16 @@ class Principal:
 
 ANONYMOUS = Principal(kind=Kind.ANONYMOUS, name="")
 
-_current: ContextVar[Principal] = ContextVar("openpoker_principal", default=ANONYMOUS)
+_current: ContextVar[Principal | None] = ContextVar("openpoker_principal", default=None)
 
 
-def current() -> Principal:
-    """The caller of the RPC this task serves (set by the server interceptor)."""
+def bound() -> Principal | None:
+    """The caller of the RPC this task serves, as the server interceptor authenticated it; None
+    on a plaintext server, which authenticates nobody."""
     return _current.get()
 
 
-def bind(principal: Principal) -> None:
+def bind(principal: Principal | None) -> None:
     _current.set(principal)
 
 

@@ -9,7 +9,10 @@ used rather than ``abort_with_status`` so tracing interceptors see the code (grp
 Bound per RPC: ``rpc`` (full method), ``request_id`` (the request's ``request_id`` field, else
 the ``x-request-id`` metadata), ``table_id`` and ``hand_id`` (from ``table_id``/``hand_id``
 fields or a ``tables/{table}[/hands/{hand}]`` resource name in ``name``/``table``/``parent``).
-Health and reflection calls are passed through untouched.
+Authenticated per RPC on a TLS server: the caller (``shell.identity.authenticate``: the client
+certificate's SAN URI, else a bearer token, else anonymous) is bound for the handlers
+(``shell.callers``); a bad token is refused here. Health and reflection calls are passed through
+untouched.
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ import structlog
 from grpc import aio
 from grpc_status import rpc_status
 
+from openpoker.shell import identity
 from openpoker.shell.errors import MappedError, to_status
 from openpoker.shell.logs import debug_enabled, get_logger
+from openpoker.shell.tokens import TokenVerifier
 
 _PASSTHROUGH = ("/grpc.health.v1.Health/", "/grpc.reflection.")
 _RESOURCE_FIELDS = ("name", "table", "parent")
@@ -102,8 +107,10 @@ def refused(exc: Exception, *, domain: str, started: float) -> MappedError:
 class ShellInterceptor(aio.ServerInterceptor):
     """Wraps unary-unary, unary-stream and stream-stream handlers (the kinds our APIs use)."""
 
-    def __init__(self, *, domain: str) -> None:
+    def __init__(self, *, domain: str, secure: bool = False, verifier: TokenVerifier | None = None) -> None:
         self._domain = domain
+        self._secure = secure
+        self._verifier = verifier
         self._log = get_logger()
         # Method -> wrapped handler, built once: the registered handlers never change, and a
         # new handler (and closure) per RPC is measurable on the hot path.
@@ -149,6 +156,15 @@ class ShellInterceptor(aio.ServerInterceptor):
     def _begin(self, method: str, request: object, context: aio.ServicerContext[Any, Any]) -> float:
         return bind_request(method, request, context)
 
+    def _authenticate(self, context: aio.ServicerContext[Any, Any]) -> None:
+        if not self._secure:
+            return
+        principal = identity.authenticate(
+            identity.peer_context(context), context.invocation_metadata(), self._verifier
+        )
+        identity.bind(principal)
+        structlog.contextvars.bind_contextvars(caller=principal.name or principal.kind.value)
+
     async def _fail(self, exc: Exception, context: aio.ServicerContext[Any, Any], started: float) -> None:
         mapped = refused(exc, domain=self._domain, started=started)
         trailer = rpc_status.to_status(mapped.status).trailing_metadata
@@ -158,6 +174,7 @@ class ShellInterceptor(aio.ServerInterceptor):
         async def wrapper(request: object, context: aio.ServicerContext[Any, Any]) -> object:
             started = self._begin(method, request, context)
             try:
+                self._authenticate(context)
                 response = await behaviour(request, context)
             except aio.AbortError:
                 raise  # the handler aborted by itself; its status stands
@@ -176,6 +193,7 @@ class ShellInterceptor(aio.ServerInterceptor):
         async def wrapper(argument: object, context: aio.ServicerContext[Any, Any]) -> AsyncIterator[object]:
             started = self._begin(method, None if request_stream else argument, context)
             try:
+                self._authenticate(context)
                 async for item in behaviour(argument, context):
                     yield item
             except aio.AbortError:

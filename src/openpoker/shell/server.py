@@ -29,6 +29,8 @@ from grpc_reflection.v1alpha import reflection
 from openpoker.shell.config import ShellConfig
 from openpoker.shell.interceptor import ShellInterceptor
 from openpoker.shell.logs import get_logger
+from openpoker.shell.tls import server_credentials
+from openpoker.shell.tokens import TokenVerifier
 
 # Poker messages are small; a low limit stops oversized requests before parsing (grpc.md §3.5).
 MAX_MESSAGE_BYTES = 1024 * 1024
@@ -53,6 +55,11 @@ class RunningServer:
     port: int
     service_names: tuple[str, ...]
     grace_seconds: float
+    client_port: int = 0  # the TLS client listener's port (0: none, on a plaintext server)
+
+    @property
+    def client_address(self) -> str:
+        return f"{self.host}:{self.client_port}"
 
     @property
     def address(self) -> str:
@@ -104,9 +111,22 @@ async def start_server(
     interceptors: Sequence[aio.ServerInterceptor] = (),
     options: Sequence[tuple[str, Any]] = (),
 ) -> RunningServer:
-    """Build, bind and start the server; raise ``RuntimeError`` if the port cannot be bound."""
+    """Build, bind and start the server; raise ``RuntimeError`` if a port cannot be bound.
+
+    Over TLS it listens twice with the same handlers: mutual TLS on ``config.port`` (services and
+    staff, named by certificate) and TLS on ``security.client_port`` (anyone with the CA, named by
+    bearer token). Plaintext (``POKER_INSECURE``) listens on ``config.port`` alone."""
+    security = config.security
+    verifier = None
+    if security.jwks is not None and security.jwks.exists():
+        verifier = TokenVerifier.from_file(
+            security.jwks, issuer=security.token_issuer, audience=security.token_audience
+        )
+    interceptor = ShellInterceptor(
+        domain=domain_for(config.service), secure=not security.insecure, verifier=verifier
+    )
     server = aio.server(
-        interceptors=[*interceptors, ShellInterceptor(domain=domain_for(config.service))],
+        interceptors=[*interceptors, interceptor],
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
@@ -125,14 +145,33 @@ async def start_server(
         (*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
         generic,
     )
+    client_port = 0
     try:
-        port = server.add_insecure_port(config.address)
+        if security.tls is None:
+            port = server.add_insecure_port(config.address)
+        else:
+            port = server.add_secure_port(config.address, server_credentials(security.tls, mutual=True))
+            client_address = f"{config.host}:{security.client_port}"
+            try:
+                client_port = server.add_secure_port(
+                    client_address, server_credentials(security.tls, mutual=False)
+                )
+            except RuntimeError as exc:
+                raise RuntimeError(f"cannot listen on {client_address}: {exc}") from exc
     except RuntimeError as exc:
+        if "cannot listen" in str(exc):
+            raise
         raise RuntimeError(f"cannot listen on {config.address}: {exc}") from exc
     await server.start()
     for name in ("", *names):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    get_logger().info("listening", address=f"{config.host}:{port}", services=list(names))
+    get_logger().info(
+        "listening",
+        address=f"{config.host}:{port}",
+        client_address=f"{config.host}:{client_port}" if client_port else None,
+        tls=not security.insecure,
+        services=list(names),
+    )
     return RunningServer(
         server=server,
         health=health_servicer,
@@ -140,4 +179,5 @@ async def start_server(
         port=port,
         service_names=names,
         grace_seconds=config.grace_seconds,
+        client_port=client_port,
     )

@@ -33,7 +33,9 @@ async def rig() -> AsyncIterator[Rig]:
 
 @pytest.fixture
 async def stub(rig: Rig) -> AsyncIterator[Any]:
-    config = ShellConfig.from_env("dealer", {"POKER_DEALER_PORT": "0", "POKER_GRACE_SECONDS": "0.1"})
+    config = ShellConfig.from_env(
+        "dealer", {"POKER_INSECURE": "true", "POKER_DEALER_PORT": "0", "POKER_GRACE_SECONDS": "0.1"}
+    )
 
     async def pending() -> int:
         return 7

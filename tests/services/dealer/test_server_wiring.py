@@ -8,7 +8,11 @@ from openpoker.shell.client import health_status, reflected_services
 
 
 async def test_serving_and_reflected(nats_url: str) -> None:
-    running = await start(DealerConfig.from_env({"POKER_DEALER_PORT": "0", "POKER_NATS_URL": nats_url}))
+    running = await start(
+        DealerConfig.from_env(
+            {"POKER_INSECURE": "true", "POKER_DEALER_PORT": "0", "POKER_NATS_URL": nats_url}
+        )
+    )
     try:
         target = running.server.address
         assert SERVICE_NAME == "poker.dealer.v1.DealerService"

@@ -44,7 +44,7 @@ async def start_rig(
     hand_log = InMemoryHandLog()
     sealer = SeedSealer(KEY, "test-key")
     app = RngApp(store=store, hand_log=hand_log, sealer=sealer, seed_source=seed_source)
-    config = ShellConfig.from_env("rng", environ={"POKER_RNG_PORT": "0"})
+    config = ShellConfig.from_env("rng", environ={"POKER_INSECURE": "true", "POKER_RNG_PORT": "0"})
     running = await start_server(config, [spec(app)])
     chan: aio.Channel = channel(running.address)
     try:

@@ -47,7 +47,13 @@ def restore_logging() -> Iterator[None]:
 async def test_logs_never_contain_a_seed(capsys: pytest.CaptureFixture[str], log_format: str) -> None:
     configure_logging(
         ShellConfig.from_env(
-            "rng", environ={"POKER_LOG_LEVEL": "debug", "POKER_LOG_FORMAT": log_format, "POKER_RNG_PORT": "0"}
+            "rng",
+            environ={
+                "POKER_INSECURE": "true",
+                "POKER_LOG_LEVEL": "debug",
+                "POKER_LOG_FORMAT": log_format,
+                "POKER_RNG_PORT": "0",
+            },
         )
     )
     store = InMemoryShuffleStore()
@@ -147,15 +153,21 @@ def test_store_codec_round_trip() -> None:
 
 def test_config_requires_a_key_in_production_and_never_echoes_it() -> None:
     with pytest.raises(ConfigError) as e:
-        RngConfig.from_env({"POKER_ENV": "production"})
+        RngConfig.from_env({"POKER_TLS_DIR": "/nonexistent/pki", "POKER_ENV": "production"})
     assert e.value.variable == "POKER_RNG_SEED_KEY"
     bad = "zz" + "11" * 31
     with pytest.raises(ConfigError) as e:
-        RngConfig.from_env({"POKER_RNG_SEED_KEY": bad})
+        RngConfig.from_env({"POKER_INSECURE": "true", "POKER_RNG_SEED_KEY": bad})
     assert bad not in str(e.value)
-    good = RngConfig.from_env({"POKER_ENV": "production", "POKER_RNG_SEED_KEY": KEY.hex()})
+    good = RngConfig.from_env(
+        {"POKER_TLS_DIR": "/nonexistent/pki", "POKER_ENV": "production", "POKER_RNG_SEED_KEY": KEY.hex()}
+    )
     assert (good.seed_key, good.ephemeral_key) == (KEY, False)
     assert KEY.hex() not in repr(good)
-    dev = RngConfig.from_env({})
+    dev = RngConfig.from_env(
+        {
+            "POKER_INSECURE": "true",
+        }
+    )
     assert dev.ephemeral_key
     assert len(dev.seed_key) == 32

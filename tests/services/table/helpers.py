@@ -146,7 +146,7 @@ async def serve(
         reconcile_grace=grace,
         reconcile_claim=claim,
     )
-    config = ShellConfig.from_env("table", {"POKER_TABLE_PORT": "0"})
+    config = ShellConfig.from_env("table", {"POKER_INSECURE": "true", "POKER_TABLE_PORT": "0"})
     server = await start_server(config, [spec(TableServicer(app))])
     chan = channel(server.address)
     return Running(server=server, app=app, chan=chan, stub=pb_grpc.TableServiceStub(chan))

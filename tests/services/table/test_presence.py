@@ -166,7 +166,7 @@ async def served() -> AsyncIterator[Served]:
     )
     # No heartbeat: the test reads the edges alone.
     tracker = PresenceTracker(publish=out, instance="table-test", clock_ms=lambda: 42, heartbeat=0)
-    config = ShellConfig.from_env("table", {"POKER_TABLE_PORT": "0"})
+    config = ShellConfig.from_env("table", {"POKER_INSECURE": "true", "POKER_TABLE_PORT": "0"})
     server = await start_server(config, [spec(TableServicer(app, presence=tracker))])
     chan = channel(server.address)
     try:

@@ -15,7 +15,9 @@ from openpoker.shell.client import channel, health_status, reflected_services, r
 
 
 def config(nats_url: str) -> TableConfig:
-    return TableConfig.from_env({"POKER_TABLE_PORT": "0", "POKER_NATS_URL": nats_url})
+    return TableConfig.from_env(
+        {"POKER_INSECURE": "true", "POKER_TABLE_PORT": "0", "POKER_NATS_URL": nats_url}
+    )
 
 
 async def test_serving_reflected_and_streams_created(nats_url: str) -> None:

@@ -45,7 +45,7 @@ async def start_rig(
 ) -> Rig:
     app = WalletApp(WalletStore(events), currency=currency, snapshot_every=snapshot_every)
     await app.start()
-    config = ShellConfig.from_env("wallet", environ={"POKER_WALLET_PORT": "0"})
+    config = ShellConfig.from_env("wallet", environ={"POKER_INSECURE": "true", "POKER_WALLET_PORT": "0"})
     running = await start_server(config, [spec(app)])
     chan: aio.Channel = channel(running.address)
     return Rig(stub=pb_grpc.WalletServiceStub(chan), app=app, events=events, running=running, chan=chan)

@@ -57,7 +57,10 @@ async def start(config: DealerConfig) -> DealerServer:
     js = nc.jetstream()
     audit = JetStreamAudit(js)
     await audit.ensure()
-    chans = [channel(config.rng_target), channel(config.table_target), channel(config.wallet_target)]
+    tls = config.shell.security.tls  # the dealer's own certificate: it calls service listeners
+    chans = [
+        channel(target, tls) for target in (config.rng_target, config.table_target, config.wallet_target)
+    ]
     timeout, attempts = config.call_timeout, config.call_attempts
     app = DealerApp(
         rng=GrpcRng(chans[0], timeout=timeout, attempts=attempts),

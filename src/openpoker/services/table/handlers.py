@@ -1,10 +1,12 @@
 """gRPC handlers: identity check, protobuf -> command -> app -> protobuf. Nothing else here.
 
-Identity (interim, trust-the-network, like rng and wallet): the player is the request's
-``player_id`` / ``viewer_player_id`` field, else the ``x-player-id`` metadata; a player may act
-only for their own seat (PERMISSION_DENIED, SEAT_NOT_OWNED). The dealer-facing RPCs (StartHand,
-TimeOutSeat, ReportConnection, VoidHand) need ``x-caller: dealer`` (PERMISSION_DENIED,
-CALLER_NOT_DEALER otherwise). ``x-caller: auditor`` or ``dealer`` may read full hand histories.
+Identity (``shell.callers``): over TLS the caller is its certificate (a service) or its token (a
+person); a player-role caller is always themself, and a ``player_id`` / ``viewer_player_id``
+naming anyone else is PERMISSION_DENIED (NOT_YOUR_SEAT); a player may act only for their own seat
+(SEAT_NOT_OWNED). The dealer-facing RPCs (StartHand, TimeOutSeat, ReportConnection, VoidHand)
+need the dealer's certificate (PERMISSION_DENIED, CALLER_NOT_DEALER otherwise); the dealer or an
+auditor token may read full hand histories. On a plaintext test rig the ``x-caller`` and
+``x-player-id`` headers stand in for the certificate and the token.
 """
 
 from __future__ import annotations
@@ -40,14 +42,13 @@ from openpoker.services.table.errors import (
 from openpoker.services.table.queries import hand_events_of
 from openpoker.services.table.writer import Committed
 from openpoker.shell import paging
+from openpoker.shell.callers import caller_of, player_of
 from openpoker.shell.interceptor import refused
 from openpoker.shell.logs import bind
 from openpoker.shell.server import domain_for
 from openpoker.tablelog.model import ActionEntry, LogEvent, TableModel, actions
 
 Context = aio.ServicerContext[Any, Any]
-CALLER_HEADER = "x-caller"
-PLAYER_HEADER = "x-player-id"
 DEALER = "dealer"
 AUDITORS = frozenset({"dealer", "auditor"})
 # Actions per ActBatchStream message: bounds the work (and the answer) of one message.
@@ -55,15 +56,8 @@ MAX_BATCH = 256
 DOMAIN = domain_for("table")
 
 
-def _meta(context: Context, key: str) -> str:
-    for k, v in context.invocation_metadata() or ():
-        if k == key:
-            return v.decode() if isinstance(v, bytes) else str(v)
-    return ""
-
-
 def _player(context: Context, field: str, *, required: bool = True) -> str:
-    player = field or _meta(context, PLAYER_HEADER)
+    player = player_of(context, field, required=required)
     if required and not player:
         raise PlayerRequired
     if player:
@@ -72,7 +66,7 @@ def _player(context: Context, field: str, *, required: bool = True) -> str:
 
 
 def _dealer(context: Context, method: str) -> None:
-    caller = _meta(context, CALLER_HEADER)
+    caller = caller_of(context)
     if caller != DEALER:
         raise CallerNotDealer(caller=caller, method=method)
 
@@ -324,7 +318,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
         table_id, hand_id = mapping.hand_name_of(request.name)
         if request.format not in (pb.HISTORY_FORMAT_UNSPECIFIED, pb.HISTORY_FORMAT_PHH):
             raise InvalidFormat("format must be PHH")
-        auditor = _meta(context, CALLER_HEADER) in AUDITORS
+        auditor = caller_of(context) in AUDITORS
         viewer = _player(context, "", required=False) or None
         model, at, envelopes = await self._app.history(table_id, hand_id)
         assert model.state is not None

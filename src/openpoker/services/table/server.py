@@ -62,7 +62,7 @@ async def start(config: TableConfig, *, wallet: Wallet | None = None) -> TableSe
         kv = await ensure_bucket(js, dataclasses.replace(LEASES, ttl=config.lease_ttl, replicas=replicas))
         wallet_channel = None
         if wallet is None:
-            wallet_channel = channel(config.wallet)
+            wallet_channel = channel(config.wallet, config.shell.security.tls)
             wallet = GrpcWallet(wallet_channel)
         events = JetStreamTableEvents(js, stream=config.stream, nc=nc)  # lean appends (eventstore.acks)
         store = TableStore(events, partitions=config.partitions)
