@@ -51,13 +51,18 @@ from openpoker.api.table.v1 import table_service_pb2_grpc as pb_grpc
 from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
 from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from openpoker.engine.cards import STANDARD_DECK
-from openpoker.shell import childproc
+from openpoker.shell import childproc, pki
 from openpoker.shell.client import channel, health_status
 from openpoker.shell.natsproc import NatsServer
 from openpoker.shell.streamcalls import BatchedCalls, StreamedCalls
+from openpoker.shell.tls import TlsFiles
 
+# Who the drivers are on a plaintext run (headers); over TLS their certificates say it: the
+# dealer's for the hands (StartHand, and actions named by player, as a game server sends them),
+# pokerctl's staff certificate for tables, seats and deposits.
 DEALER = (("x-caller", "dealer"),)
 CASHIER = (("x-caller", "cashier"),)
+ADMIN = (("x-caller", "pokerctl"),)
 PREFIX = {"batched": "m", "stream": "s", "unary": "u"}  # throughput rounds' table ids
 # Throughput: as many tables as `bench system` seats bots at; the batched round's drivers split
 # over this many ActBatchStreams (a game server's few connections): with one, every driver
@@ -110,10 +115,10 @@ def _pct(samples: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 3)
 
 
-async def _serving(target: str) -> None:
+async def _serving(target: str, tls: TlsFiles | None = None) -> None:
     for _ in range(200):
         try:
-            if await health_status(target) == "SERVING":
+            if await health_status(target, tls=tls) == "SERVING":
                 return
         except Exception:
             pass
@@ -124,7 +129,9 @@ async def _serving(target: str) -> None:
 def _spawn(module: str, env: dict[str, str], *, log: Path | None = None) -> subprocess.Popen[bytes]:
     """``python -m module`` with ``env`` over this environment (warnings only unless ``env`` says
     otherwise), its output to ``log`` (appended) or dropped."""
-    full = {**os.environ, "POKER_LOG_LEVEL": "warning", "POKER_INSECURE": "true", **env}
+    full = {**os.environ, "POKER_LOG_LEVEL": "warning", **env}
+    if "POKER_TLS_DIR" not in env:
+        full["POKER_INSECURE"] = "true"  # the run without security
     # childproc: the service dies with the bench if the bench is killed.
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(log.open("ab")) if log is not None else subprocess.DEVNULL
@@ -144,11 +151,13 @@ class _Table:
         table_id: str,
         rng: random.Random,
         *,
+        admin: Any = None,
         stream: bool = True,
         lean: bool = False,
         acts: BatchedCalls | None = None,
     ) -> None:
         self.stub = stub
+        self.admin = admin or stub  # who creates the table and seats the players
         self.table_id = table_id
         self.name = f"tables/{table_id}"
         self.rng = rng
@@ -171,14 +180,16 @@ class _Table:
             stakes=pb.Stakes(small_blind=1, big_blind=2),
             seat_count=2,
         )
-        await self.stub.CreateTable(
-            pb.CreateTableRequest(request_id=str(uuid.uuid4()), table_id=self.table_id, config=config)
+        await self.admin.CreateTable(
+            pb.CreateTableRequest(request_id=str(uuid.uuid4()), table_id=self.table_id, config=config),
+            metadata=ADMIN,
         )
         for seat, player in ((1, f"{self.table_id}-a"), (2, f"{self.table_id}-b")):
-            await self.stub.JoinTable(
+            await self.admin.JoinTable(
                 pb.JoinTableRequest(
                     request_id=str(uuid.uuid4()), table=self.name, player_id=player, seat=seat, buy_in=200
-                )
+                ),
+                metadata=ADMIN,
             )
 
     async def start(self) -> pb.Hand:
@@ -217,9 +228,11 @@ class _Table:
         return table.current_hand if table.status == pb.TABLE_STATUS_IN_HAND else None
 
 
-async def _peers(target: str, nats_url: str, n: int, server_pid: int) -> dict[str, float]:
+async def _peers(
+    target: str, nats_url: str, n: int, server_pid: int, tls: TlsFiles | None = None
+) -> dict[str, float]:
     grpc_samples: list[float] = []
-    async with channel(target) as chan:
+    async with channel(target, tls) as chan:
         stub: Any = health_pb2_grpc.HealthStub(chan)
         cpu0 = _cpu_seconds(server_pid)
         for _ in range(n):
@@ -290,7 +303,7 @@ async def _throughput(drivers: list[_Table], seconds: float, server_pid: int) ->
     }
 
 
-async def _run(quick: bool) -> dict[str, object]:
+async def _run(quick: bool, *, secure: bool = False) -> dict[str, object]:
     latency_actions = 300 if quick else 3000
     tables = 8 if quick else THROUGHPUT_TABLES
     batch_streams = 2 if quick else BATCH_STREAMS
@@ -300,9 +313,17 @@ async def _run(quick: bool) -> dict[str, object]:
         server.start()
         wallet_port, table_port = _free_port(), _free_port()
         common = {"POKER_NATS_URL": server.url}
+        dealer_tls = admin_tls = None
+        if secure:
+            local = pki.ensure_local_pki(Path(tmp))
+            common["POKER_TLS_DIR"] = str(local.root)
+            common["POKER_WALLET_CLIENT_PORT"] = str(_free_port())
+            common["POKER_TABLE_CLIENT_PORT"] = str(_free_port())
+            dealer_tls = TlsFiles.from_pki(local, "dealer")
+            admin_tls = TlsFiles.from_pki(local, pki.CLIENT)
         procs = [_spawn("openpoker.services.wallet", {**common, "POKER_WALLET_PORT": str(wallet_port)})]
         try:
-            await _serving(f"127.0.0.1:{wallet_port}")
+            await _serving(f"127.0.0.1:{wallet_port}", admin_tls)
             procs.append(
                 _spawn(
                     "openpoker.services.table",
@@ -314,8 +335,8 @@ async def _run(quick: bool) -> dict[str, object]:
                 )
             )
             target = f"127.0.0.1:{table_port}"
-            await _serving(target)
-            async with channel(f"127.0.0.1:{wallet_port}") as wchan:
+            await _serving(target, admin_tls)
+            async with channel(f"127.0.0.1:{wallet_port}", admin_tls) as wchan:
                 wallet: Any = wpb_grpc.WalletServiceStub(wchan)
                 table_ids = [f"b{tables}", f"b{tables + 1}", f"b{tables + 2}"]
                 table_ids += [f"{kind}{t}" for kind in "msu" for t in range(tables)]
@@ -327,15 +348,16 @@ async def _run(quick: bool) -> dict[str, object]:
                             ),
                             metadata=CASHIER,
                         )
-            async with channel(target) as chan:
+            async with channel(target, dealer_tls) as chan, channel(target, admin_tls) as admin_chan:
                 stub: Any = pb_grpc.TableServiceStub(chan)
+                admin: Any = pb_grpc.TableServiceStub(admin_chan)
                 rng = random.Random(7)
                 # Latency: one table per transport, one action at a time, alternating blocks of
                 # 100 so both see the same machine.
                 solos = {
-                    "stream": _Table(stub, f"b{tables}", rng),
-                    "unary": _Table(stub, f"b{tables + 1}", rng, stream=False),
-                    "lean": _Table(stub, f"b{tables + 2}", rng, lean=True),
+                    "stream": _Table(stub, f"b{tables}", rng, admin=admin),
+                    "unary": _Table(stub, f"b{tables + 1}", rng, admin=admin, stream=False),
+                    "lean": _Table(stub, f"b{tables + 2}", rng, admin=admin, lean=True),
                 }
                 latency: dict[str, list[float]] = {k: [] for k in solos}
                 views: dict[str, pb.Hand | None] = {}
@@ -357,6 +379,7 @@ async def _run(quick: bool) -> dict[str, object]:
                             stub,
                             f"{PREFIX[key]}{t}",
                             rng,
+                            admin=admin,
                             stream=key != "unary",
                             acts=shared[t % len(shared)] if shared else None,
                         )
@@ -370,7 +393,7 @@ async def _run(quick: bool) -> dict[str, object]:
                         rounds[key]["commands_per_message"] = round(sent / sum(c.messages for c in shared), 1)
                         for calls in shared:
                             await calls.close()
-            peers = await _peers(target, server.url, 300 if quick else 2000, procs[1].pid)
+            peers = await _peers(target, server.url, 300 if quick else 2000, procs[1].pid, dealer_tls)
         finally:
             for p in procs:
                 p.terminate()
@@ -410,4 +433,13 @@ async def _run(quick: bool) -> dict[str, object]:
 
 
 def run(quick: bool) -> dict[str, object]:
-    return asyncio.run(_run(quick))
+    """Plaintext, then the same over TLS (mutual TLS with the dealer's and pokerctl's
+    certificates, each call authenticated by the interceptor), in one run."""
+    plain = asyncio.run(_run(quick))
+    secure = asyncio.run(_run(quick, secure=True))
+    keys = ("action_p50_ms", "action_p99_ms", "actions_per_s", "server_cpu_ms_per_action", "grpc_call_p50_ms")
+    tls = {k: secure[k] for k in keys if k in secure}
+    tls["stream_actions_per_s"] = secure["stream"]["actions_per_s"]  # type: ignore[index]
+    plain_rate, secure_rate = float(plain["actions_per_s"]), float(secure["actions_per_s"])  # type: ignore[arg-type]
+    tls["actions_per_s_cost"] = round(1 - secure_rate / plain_rate, 3) if plain_rate else 0.0
+    return {**plain, "tls": tls}
