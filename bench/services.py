@@ -56,6 +56,7 @@ from openpoker.shell.client import channel, health_status
 from openpoker.shell.natsproc import NatsServer
 from openpoker.shell.streamcalls import BatchedCalls, StreamedCalls
 from openpoker.shell.tls import TlsFiles
+from openpoker.shuffle.deck_seal import DeckKeys, ensure_deck_keys, seal_deck
 
 # Who the drivers are on a plaintext run (headers); over TLS their certificates say it: the
 # dealer's for the hands (StartHand, and actions named by player, as a game server sends them),
@@ -152,12 +153,14 @@ class _Table:
         rng: random.Random,
         *,
         admin: Any = None,
+        deck_keys: DeckKeys | None = None,
         stream: bool = True,
         lean: bool = False,
         acts: BatchedCalls | None = None,
     ) -> None:
         self.stub = stub
         self.admin = admin or stub  # who creates the table and seats the players
+        self.deck_keys = deck_keys  # over TLS the table takes sealed decks only, as rng seals them
         self.table_id = table_id
         self.name = f"tables/{table_id}"
         self.rng = rng
@@ -196,11 +199,15 @@ class _Table:
         deck = list(STANDARD_DECK)
         self.rng.shuffle(deck)
         self.hands += 1
+        hand_id = f"{self.table_id}-h{self.hands}"
+        codes = "".join(str(c) for c in deck)
+        sealed = (
+            codes.encode()
+            if self.deck_keys is None
+            else seal_deck(self.deck_keys, codes, table_id=self.table_id, hand_id=hand_id, commitment="")
+        )
         request = pb.StartHandRequest(
-            request_id=str(uuid.uuid4()),
-            table=self.name,
-            hand_id=f"{self.table_id}-h{self.hands}",
-            sealed_deck="".join(str(c) for c in deck).encode(),
+            request_id=str(uuid.uuid4()), table=self.name, hand_id=hand_id, sealed_deck=sealed
         )
         if self.acts is None:
             reply = await self.stub.StartHand(request, metadata=DEALER)
@@ -314,8 +321,12 @@ async def _run(quick: bool, *, secure: bool = False) -> dict[str, object]:
         wallet_port, table_port = _free_port(), _free_port()
         common = {"POKER_NATS_URL": server.url}
         dealer_tls = admin_tls = None
+        deck_keys: DeckKeys | None = None
+        table_env: dict[str, str] = {}
         if secure:
             local = pki.ensure_local_pki(Path(tmp))
+            deck_keys = ensure_deck_keys(Path(tmp) / "deck-keys.json")
+            table_env["POKER_DECK_KEYS"] = str(Path(tmp) / "deck-keys.json")
             common["POKER_TLS_DIR"] = str(local.root)
             common["POKER_WALLET_CLIENT_PORT"] = str(_free_port())
             common["POKER_TABLE_CLIENT_PORT"] = str(_free_port())
@@ -329,6 +340,7 @@ async def _run(quick: bool, *, secure: bool = False) -> dict[str, object]:
                     "openpoker.services.table",
                     {
                         **common,
+                        **table_env,
                         "POKER_TABLE_PORT": str(table_port),
                         "POKER_TABLE_WALLET": f"127.0.0.1:{wallet_port}",
                     },
@@ -355,9 +367,11 @@ async def _run(quick: bool, *, secure: bool = False) -> dict[str, object]:
                 # Latency: one table per transport, one action at a time, alternating blocks of
                 # 100 so both see the same machine.
                 solos = {
-                    "stream": _Table(stub, f"b{tables}", rng, admin=admin),
-                    "unary": _Table(stub, f"b{tables + 1}", rng, admin=admin, stream=False),
-                    "lean": _Table(stub, f"b{tables + 2}", rng, admin=admin, lean=True),
+                    "stream": _Table(stub, f"b{tables}", rng, admin=admin, deck_keys=deck_keys),
+                    "unary": _Table(
+                        stub, f"b{tables + 1}", rng, admin=admin, deck_keys=deck_keys, stream=False
+                    ),
+                    "lean": _Table(stub, f"b{tables + 2}", rng, admin=admin, deck_keys=deck_keys, lean=True),
                 }
                 latency: dict[str, list[float]] = {k: [] for k in solos}
                 views: dict[str, pb.Hand | None] = {}
@@ -380,6 +394,7 @@ async def _run(quick: bool, *, secure: bool = False) -> dict[str, object]:
                             f"{PREFIX[key]}{t}",
                             rng,
                             admin=admin,
+                            deck_keys=deck_keys,
                             stream=key != "unary",
                             acts=shared[t % len(shared)] if shared else None,
                         )

@@ -19,6 +19,7 @@ from openpoker.services.rng.server import RngServer, start
 from openpoker.services.rng.store import JetStreamShuffleStore
 from openpoker.shell.client import channel, rich_error
 from openpoker.shuffle import derive_deck
+from tests.services.rng.rig import cards_of
 from tests.services.rng.tablelog import TableWriter
 
 pytestmark = pytest.mark.integration
@@ -70,8 +71,8 @@ async def test_shuffle_reveal_verify_on_jetstream(nats_url: str, nc: Client) -> 
         revealed = await stub.RevealSeed(pb.RevealSeedRequest(hand_id="h-1"), metadata=DEALER)
         record = revealed.record
         assert record.commitment == shuffled.commitment
-        assert [str(c) for c in derive_deck(record.seed, "h-1", 52)] == list(shuffled.cards)
-        record.dealt.extend(pb.DealtCard(position=i, card=c) for i, c in enumerate(shuffled.cards[:20]))
+        assert [str(c) for c in derive_deck(record.seed, "h-1", 52)] == cards_of(shuffled)
+        record.dealt.extend(pb.DealtCard(position=i, card=c) for i, c in enumerate(cards_of(shuffled)[:20]))
         assert (await stub.Verify(pb.VerifyRequest(record=record))).ok
 
     # The sealed seed is in the KV bucket, not the plaintext.
@@ -88,7 +89,7 @@ async def test_restart_keeps_the_seed_and_the_key_guards_it(nats_url: str, nc: C
     # A new process with the same key: the retry returns the stored shuffle, not a new one.
     async for _server, stub in with_server(config(nats_url)):
         again = await stub.Shuffle(shuffle_request("h-9"), metadata=DEALER)
-        assert (again.commitment, list(again.cards)) == (first.commitment, list(first.cards))
+        assert (again.commitment, cards_of(again)) == (first.commitment, cards_of(first))
     # With the wrong key the seed cannot be unsealed: DATA_LOSS, never a fresh seed.
     async for _server, stub in with_server(config(nats_url, key="17" * 32)):
         with pytest.raises(grpc.aio.AioRpcError) as e:
@@ -103,4 +104,4 @@ async def test_concurrent_shuffles_of_one_hand_agree(nats_url: str) -> None:
             *(stub.Shuffle(shuffle_request("h-r"), metadata=DEALER) for _ in range(8))
         )
         assert len({r.commitment for r in responses}) == 1
-        assert len({tuple(r.cards) for r in responses}) == 1
+        assert len({tuple(cards_of(r)) for r in responses}) == 1

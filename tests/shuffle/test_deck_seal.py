@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import os
+import stat
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from openpoker.shuffle.deck_seal import DeckKeys, SealedDeckInvalid, open_deck, seal_deck
+from openpoker.shuffle.deck_seal import (
+    DeckKeys,
+    SealedDeckInvalid,
+    ensure_deck_keys,
+    load_deck_keys,
+    open_deck,
+    seal_deck,
+)
 
 KEYS = DeckKeys(keys={"k1": bytes(range(32)), "k0": bytes(32)}, current="k1")
 DECK = (
@@ -76,3 +85,14 @@ def test_keys_are_checked() -> None:
         DeckKeys(keys={"a": bytes(32)}, current="b")
     with pytest.raises(ValueError, match="32 bytes"):
         DeckKeys(keys={"a": bytes(16)}, current="a")
+
+
+def test_a_key_file_is_made_once_private_and_refused_when_readable_by_others(tmp_path: Path) -> None:
+    path = tmp_path / "secrets" / "deck-keys.json"
+    made = ensure_deck_keys(path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert ensure_deck_keys(path) == made
+    assert open_deck(made, seal_deck(made, DECK, **BOUND), **BOUND) == DECK
+    os.chmod(path, 0o644)
+    with pytest.raises(ValueError, match="0600"):
+        load_deck_keys(path)

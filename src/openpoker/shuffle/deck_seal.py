@@ -11,9 +11,12 @@ the plaintext is the card codes concatenated in ASCII, top first ("AsTd...").
 
 from __future__ import annotations
 
+import json
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
@@ -59,6 +62,40 @@ class DeckKeys:
                 raise ValueError(f"deck key {key_id!r} must be {KEY_BYTES} bytes")
             if not key_id or len(key_id.encode()) > MAX_KEY_ID_BYTES:
                 raise ValueError("a deck key id must be 1-64 bytes")
+
+
+def load_deck_keys(path: Path) -> DeckKeys:
+    """The key file (``{"current": id, "keys": {id: hex}}``), which must be private (0600)."""
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        raise ValueError(f"{path} is mode {mode:o}; deck keys must be 0600")
+    doc = json.loads(path.read_text())
+    return DeckKeys(keys={k: bytes.fromhex(v) for k, v in doc["keys"].items()}, current=str(doc["current"]))
+
+
+def deck_keys_setting(path: str, *, required: bool) -> DeckKeys | None:
+    """``POKER_DECK_KEYS`` as rng and the table service read it: the key file, or None where no
+    file is named and none is required (a plaintext test rig). ``ValueError`` names the problem."""
+    if not path:
+        if required:
+            raise ValueError("required over TLS: the key file that seals decks between rng and the table")
+        return None
+    try:
+        return load_deck_keys(Path(path))
+    except (OSError, KeyError, TypeError) as exc:
+        raise ValueError(f"unreadable deck key file: {type(exc).__name__}") from None
+
+
+def ensure_deck_keys(path: Path) -> DeckKeys:
+    """Make a key file with one fresh key the first time; load it after."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        key_id = os.urandom(4).hex()
+        doc = {"current": key_id, "keys": {key_id: os.urandom(KEY_BYTES).hex()}}
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            json.dump(doc, out)
+    return load_deck_keys(path)
 
 
 def seal_deck(keys: DeckKeys, cards: str, *, table_id: str, hand_id: str, commitment: str) -> bytes:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from grpc import aio
 
+from openpoker.api.rng.v1 import rng_service_pb2 as pb
 from openpoker.api.rng.v1 import rng_service_pb2_grpc as pb_grpc
 from openpoker.services.rng.app import RngApp
 from openpoker.services.rng.handlog import InMemoryHandLog
@@ -52,3 +53,9 @@ async def start_rig(
     finally:
         await chan.close()
         await running.stop(0)
+
+
+def cards_of(response: pb.ShuffleResponse) -> list[str]:
+    """The card codes of a deck from a rig without deck keys (sent as codes, not sealed)."""
+    text = response.sealed_deck.decode("ascii")
+    return [text[i : i + 2] for i in range(0, len(text), 2)]

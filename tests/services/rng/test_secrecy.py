@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 from collections.abc import Iterator
+from pathlib import Path
 
 import grpc
 import pytest
@@ -17,7 +18,8 @@ from openpoker.services.rng.sealing import SeedSealer, associated_data
 from openpoker.services.rng.store import InMemoryShuffleStore, decode, encode
 from openpoker.shell.config import ConfigError, ShellConfig
 from openpoker.shell.logs import configure_logging
-from tests.services.rng.rig import KEY, caller, dealer, start_rig
+from openpoker.shuffle.deck_seal import ensure_deck_keys
+from tests.services.rng.rig import KEY, caller, cards_of, dealer, start_rig
 
 
 def seed_forms(seed: bytes) -> list[str]:
@@ -72,7 +74,7 @@ async def test_logs_never_contain_a_seed(capsys: pytest.CaptureFixture[str], log
                 await rig.stub.RevealSeed(pb.RevealSeedRequest(hand_id=hand), metadata=caller("auditor"))
             ).record
             seeds.append(record.seed)
-            record.dealt.extend(pb.DealtCard(position=p, card=c) for p, c in enumerate(r.cards[:5]))
+            record.dealt.extend(pb.DealtCard(position=p, card=c) for p, c in enumerate(cards_of(r)[:5]))
             assert (await rig.stub.Verify(pb.VerifyRequest(record=record))).ok
             record.seed = bytes([record.seed[0] ^ 1]) + record.seed[1:]
             assert not (await rig.stub.Verify(pb.VerifyRequest(record=record))).ok
@@ -151,23 +153,24 @@ def test_store_codec_round_trip() -> None:
     assert decode(encode(record)) == record
 
 
-def test_config_requires_a_key_in_production_and_never_echoes_it() -> None:
+def test_config_requires_a_key_in_production_and_never_echoes_it(tmp_path: Path) -> None:
+    deck_keys = tmp_path / "deck-keys.json"
+    ensure_deck_keys(deck_keys)
+    tls = {"POKER_TLS_DIR": "/nonexistent/pki", "POKER_ENV": "production"}
     with pytest.raises(ConfigError) as e:
-        RngConfig.from_env({"POKER_TLS_DIR": "/nonexistent/pki", "POKER_ENV": "production"})
+        RngConfig.from_env(tls)
     assert e.value.variable == "POKER_RNG_SEED_KEY"
+    with pytest.raises(ConfigError) as e:  # over TLS decks leave sealed, or not at all
+        RngConfig.from_env({**tls, "POKER_RNG_SEED_KEY": KEY.hex()})
+    assert e.value.variable == "POKER_DECK_KEYS"
     bad = "zz" + "11" * 31
     with pytest.raises(ConfigError) as e:
         RngConfig.from_env({"POKER_INSECURE": "true", "POKER_RNG_SEED_KEY": bad})
     assert bad not in str(e.value)
-    good = RngConfig.from_env(
-        {"POKER_TLS_DIR": "/nonexistent/pki", "POKER_ENV": "production", "POKER_RNG_SEED_KEY": KEY.hex()}
-    )
+    good = RngConfig.from_env({**tls, "POKER_RNG_SEED_KEY": KEY.hex(), "POKER_DECK_KEYS": str(deck_keys)})
     assert (good.seed_key, good.ephemeral_key) == (KEY, False)
+    assert good.deck_keys is not None
     assert KEY.hex() not in repr(good)
-    dev = RngConfig.from_env(
-        {
-            "POKER_INSECURE": "true",
-        }
-    )
+    dev = RngConfig.from_env({"POKER_INSECURE": "true"})
     assert dev.ephemeral_key
     assert len(dev.seed_key) == 32

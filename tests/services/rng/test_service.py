@@ -16,7 +16,7 @@ from openpoker.services.rng.store import InMemoryShuffleStore, StoredShuffle
 from openpoker.shell.client import rich_error
 from openpoker.shuffle import canonical_deck, commitment, derive_deck, entropy
 from openpoker.shuffle.errors import EntropyUnavailable
-from tests.services.rng.rig import KEY, Rig, caller, dealer, start_rig
+from tests.services.rng.rig import KEY, Rig, caller, cards_of, dealer, start_rig
 
 
 async def shuffle(rig: Rig, hand: str = "h-1", table: str = "t-1", size: int = 52) -> pb.ShuffleResponse:
@@ -39,14 +39,13 @@ async def test_shuffle_returns_commitment_and_a_full_deck(rig: Rig, size: int) -
     assert len(r.commitment) == 64
     assert r.algorithm_version == "openpoker-shuffle-v1"
     assert (r.table_id, r.hand_id, r.deck_size) == ("t-1", "h-1", size)
-    assert len(set(r.cards)) == size
-    assert r.sealed_deck.decode() == "".join(r.cards)
+    assert len(set(cards_of(r))) == size
 
 
 async def test_shuffle_is_idempotent_per_hand(rig: Rig) -> None:
     first = await shuffle(rig)
     again = await shuffle(rig)
-    assert (again.commitment, list(again.cards)) == (first.commitment, list(first.cards))
+    assert (again.commitment, cards_of(again)) == (first.commitment, cards_of(first))
     other = await shuffle(rig, hand="h-2")
     assert other.commitment != first.commitment
 
@@ -110,7 +109,7 @@ async def test_reveal_only_after_the_hand_ended(rig: Rig) -> None:
     assert revealed.table_id == "t-1"
     assert revealed.record.commitment == r.commitment
     assert hashlib.sha256(b"commit/v1" + seed + b"h-1").hexdigest() == r.commitment
-    assert [str(c) for c in derive_deck(seed, "h-1", 52)] == list(r.cards)
+    assert [str(c) for c in derive_deck(seed, "h-1", 52)] == cards_of(r)
 
 
 async def test_reveal_unknown_hand(rig: Rig) -> None:
@@ -126,7 +125,7 @@ async def revealed_record(rig: Rig, dealt: int) -> pb.ShuffleRecord:
     record: pb.ShuffleRecord = (
         await rig.stub.RevealSeed(pb.RevealSeedRequest(hand_id="h-1"), metadata=dealer())
     ).record
-    record.dealt.extend(pb.DealtCard(position=i, card=c) for i, c in enumerate(r.cards[:dealt]))
+    record.dealt.extend(pb.DealtCard(position=i, card=c) for i, c in enumerate(cards_of(r)[:dealt]))
     return record
 
 
@@ -242,17 +241,23 @@ async def test_deck_comes_from_the_stored_seed_when_a_race_is_lost() -> None:
     async for rig in start_rig(store=late):
         r = await shuffle(rig)
         assert r.commitment == c
-        assert list(r.cards) == [str(x) for x in derive_deck(winner_seed, "h-1", 52)]
+        assert cards_of(r) == [str(x) for x in derive_deck(winner_seed, "h-1", 52)]
 
 
-def test_commitment_precedes_the_cards_on_the_wire() -> None:
+def test_commitment_precedes_the_deck_on_the_wire_and_no_field_carries_clear_cards() -> None:
     response = pb.ShuffleResponse(
-        commitment="ab" * 32, algorithm_version="v", table_id="t", hand_id="h", deck_size=52, cards=["As"]
+        commitment="ab" * 32,
+        algorithm_version="v",
+        table_id="t",
+        hand_id="h",
+        deck_size=52,
+        sealed_deck=b"\x01",
     )
     data = response.SerializeToString()
-    assert data.index(b"ab" * 32) < data.index(b"As")
+    assert data.index(b"ab" * 32) < data.index(b"\x01")
     fields = response.DESCRIPTOR.fields_by_name
-    assert fields["commitment"].number < fields["cards"].number < fields["sealed_deck"].number
+    assert fields["commitment"].number < fields["sealed_deck"].number
+    assert "cards" not in fields
 
 
 class CountingStore(InMemoryShuffleStore):
@@ -276,7 +281,7 @@ async def test_a_first_shuffle_is_one_create_and_a_retry_answers_the_stored_reco
         first = await shuffle(rig)
         assert (store.creates, store.gets) == (1, 0)  # the create is the existence check
         again = await shuffle(rig)
-        assert (again.commitment, list(again.cards)) == (first.commitment, list(first.cards))
+        assert (again.commitment, cards_of(again)) == (first.commitment, cards_of(first))
         stored = await store.get("h-1")
         assert stored is not None
         assert stored.commitment == first.commitment  # the retry's fresh record never replaced it
@@ -294,6 +299,6 @@ async def test_a_retry_is_answered_even_when_the_os_source_fails() -> None:
         first = await shuffle(rig)
         broken = True
         again = await shuffle(rig)  # the hand has its shuffle: no seed needed
-        assert (again.commitment, list(again.cards)) == (first.commitment, list(first.cards))
+        assert (again.commitment, cards_of(again)) == (first.commitment, cards_of(first))
         code, reason, _ = await failure(partial(shuffle, rig, hand="h-2"))
         assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "ENTROPY_UNAVAILABLE")

@@ -9,6 +9,9 @@ Besides the shell's ``POKER_*`` settings:
 * ``POKER_RNG_BUCKET`` (default ``RNG_SHUFFLES``): the JetStream KV bucket of shuffle records.
 * ``POKER_TABLE_STREAM`` (default ``TABLE_EVENTS``): where the table event log lives, to check
   that a hand has ended before revealing its seed (subjects from ``eventstore.subjects``).
+* ``POKER_DECK_KEYS``: the deck key file shared with the table service (``shuffle.deck_seal``):
+  every deck leaves sealed for its table's hand. Required over TLS; a plaintext rig without it
+  sends decks as card codes.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from openpoker.shell.config import ConfigError, ShellConfig, env_str
+from openpoker.shuffle.deck_seal import DeckKeys, deck_keys_setting
 
 SERVICE = "rng"
 
@@ -30,6 +34,7 @@ class RngConfig:
     ephemeral_key: bool
     bucket: str
     table_stream: str
+    deck_keys: DeckKeys | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> RngConfig:
@@ -49,8 +54,14 @@ class RngConfig:
             if len(key) != 32:
                 # Never echo the key back, even a malformed one.
                 raise ConfigError(variable="POKER_RNG_SEED_KEY", value="<hidden>", problem="64 hex digits")
+        deck_path = env_str(env, "POKER_DECK_KEYS", "")
+        try:
+            deck_keys = deck_keys_setting(deck_path, required=not shell.security.insecure)
+        except ValueError as exc:
+            raise ConfigError(variable="POKER_DECK_KEYS", value=deck_path, problem=str(exc)) from None
         return cls(
             shell=shell,
+            deck_keys=deck_keys,
             seed_key=key,
             seed_key_id=env_str(env, "POKER_RNG_SEED_KEY_ID", "local-1"),
             ephemeral_key=ephemeral,

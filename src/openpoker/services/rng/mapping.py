@@ -7,6 +7,7 @@ from openpoker.engine.cards import STANDARD_DECK, Card, parse_card
 from openpoker.engine.errors import InvalidCard
 from openpoker.services.rng.app import Revealed, Shuffled
 from openpoker.shuffle import Check, DealtCard, ShuffleRecord, Verification
+from openpoker.shuffle.deck_seal import DeckKeys, seal_deck
 
 _CHECKS: dict[Check, pb.VerifyCheck.ValueType] = {
     Check.UNKNOWN_VERSION: pb.VERIFY_CHECK_UNKNOWN_VERSION,
@@ -26,16 +27,22 @@ _CHECKS: dict[Check, pb.VerifyCheck.ValueType] = {
 _CODES: dict[Card, str] = {card: str(card) for card in STANDARD_DECK}
 
 
-def shuffle_response(s: Shuffled) -> pb.ShuffleResponse:
-    cards = [_CODES[c] for c in s.deck]
+def shuffle_response(s: Shuffled, keys: DeckKeys | None) -> pb.ShuffleResponse:
+    """The shuffle as the dealer receives it: the deck sealed for the table's hand (as card codes
+    only on a plaintext rig without deck keys)."""
+    codes = "".join([_CODES[c] for c in s.deck])
+    sealed = (
+        codes.encode("ascii")
+        if keys is None
+        else seal_deck(keys, codes, table_id=s.table_id, hand_id=s.hand_id, commitment=s.commitment)
+    )
     return pb.ShuffleResponse(
         commitment=s.commitment,
         algorithm_version=s.version,
         table_id=s.table_id,
         hand_id=s.hand_id,
         deck_size=s.deck_size,
-        cards=cards,
-        sealed_deck="".join(cards).encode("ascii"),  # engine.cards.format_cards of the deck
+        sealed_deck=sealed,
     )
 
 

@@ -19,14 +19,17 @@ from openpoker.services.rng.sealing import SeedSealer
 from openpoker.services.rng.store import JetStreamShuffleStore
 from openpoker.shell.logs import configure_logging, get_logger
 from openpoker.shell.server import RunningServer, ServiceSpec, start_server
+from openpoker.shuffle.deck_seal import DeckKeys
 from openpoker.shuffle.entropy import os_seed
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["RngService"].full_name
 
 
-def spec(app: RngApp) -> ServiceSpec:
+def spec(app: RngApp, deck_keys: DeckKeys | None = None) -> ServiceSpec:
     return ServiceSpec(
-        name=SERVICE_NAME, register=pb_grpc.add_RngServiceServicer_to_server, servicer=RngServicer(app)
+        name=SERVICE_NAME,
+        register=pb_grpc.add_RngServiceServicer_to_server,
+        servicer=RngServicer(app, deck_keys=deck_keys),
     )
 
 
@@ -52,7 +55,7 @@ async def start(config: RngConfig) -> RngServer:
         sealer=SeedSealer(config.seed_key, config.seed_key_id),
         seed_source=os_seed,
     )
-    return RngServer(server=await start_server(config.shell, [spec(app)]), nc=nc)
+    return RngServer(server=await start_server(config.shell, [spec(app, config.deck_keys)]), nc=nc)
 
 
 async def main(stop: asyncio.Event) -> int:

@@ -25,6 +25,9 @@ Besides the shell's ``POKER_*`` settings (``shell.config``):
   uses (after a restart, or once its owner died) still gets its orphan returned; partitions
   with nothing to return stay free for the instances their traffic reaches. Off: an instance
   reconciles only the partitions traffic gave it.
+* ``POKER_DECK_KEYS``: the deck key file shared with rng (``shuffle.deck_seal``): a deck that
+  does not open for its table, hand and commitment is refused. Required over TLS; a plaintext
+  rig without it takes decks as card codes.
 """
 
 from __future__ import annotations
@@ -32,10 +35,19 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from openpoker.eventstore.subjects import PARTITIONS
-from openpoker.shell.config import DEFAULT_PORTS, ShellConfig, env_bool, env_float, env_int, env_str
+from openpoker.shell.config import (
+    DEFAULT_PORTS,
+    ConfigError,
+    ShellConfig,
+    env_bool,
+    env_float,
+    env_int,
+    env_str,
+)
+from openpoker.shuffle.deck_seal import DeckKeys, deck_keys_setting
 
 SERVICE = "table"
 
@@ -54,12 +66,20 @@ class TableConfig:
     reconcile_every: float
     reconcile_grace: float
     reconcile_claim: bool
+    deck_keys: DeckKeys | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> TableConfig:
         env = os.environ if environ is None else environ
+        shell = ShellConfig.from_env(SERVICE, env)
+        deck_path = env_str(env, "POKER_DECK_KEYS", "")
+        try:
+            deck_keys = deck_keys_setting(deck_path, required=not shell.security.insecure)
+        except ValueError as exc:
+            raise ConfigError(variable="POKER_DECK_KEYS", value=deck_path, problem=str(exc)) from None
         return cls(
-            shell=ShellConfig.from_env(SERVICE, env),
+            shell=shell,
+            deck_keys=deck_keys,
             stream=env_str(env, "POKER_TABLE_STREAM", "TABLE_EVENTS"),
             partitions=env_int(env, "POKER_TABLE_PARTITIONS", PARTITIONS, minimum=1),
             replicas=env_int(env, "POKER_TABLE_REPLICAS", 1, minimum=1),

@@ -85,7 +85,9 @@ async def start(config: TableConfig, *, wallet: Wallet | None = None) -> TableSe
             clock_ms=lambda: int(app.now().timestamp() * 1000),
             heartbeat=config.presence_heartbeat,
         )
-        server = await start_server(config.shell, [spec(TableServicer(app, presence=presence))])
+        server = await start_server(
+            config.shell, [spec(TableServicer(app, presence=presence, deck_keys=config.deck_keys))]
+        )
     except BaseException:
         await nc.close()
         raise
