@@ -332,7 +332,10 @@ async def _run(quick: bool, *, secure: bool = False) -> dict[str, object]:
             common["POKER_TABLE_CLIENT_PORT"] = str(_free_port())
             dealer_tls = TlsFiles.from_pki(local, "dealer")
             admin_tls = TlsFiles.from_pki(local, pki.CLIENT)
-        procs = [_spawn("openpoker.services.wallet", {**common, "POKER_WALLET_PORT": str(wallet_port)})]
+        # Each player deposits 10**9 once (never broke): above the wallet's default deposit limits.
+        limits = {f"POKER_WALLET_{k}": str(10**12) for k in ("MAX_DEPOSIT", "DAILY_DEPOSIT", "MAX_BALANCE")}
+        wallet_env = {**common, **limits, "POKER_WALLET_PORT": str(wallet_port)}
+        procs = [_spawn("openpoker.services.wallet", wallet_env)]
         try:
             await _serving(f"127.0.0.1:{wallet_port}", admin_tls)
             procs.append(
@@ -356,7 +359,7 @@ async def _run(quick: bool, *, secure: bool = False) -> dict[str, object]:
                     for side in "ab":
                         await wallet.Deposit(
                             wpb.DepositRequest(
-                                request_id=str(uuid.uuid4()), player=f"{table_id}-{side}", amount=10**9
+                                request_id=str(uuid.uuid4()), player=f"{table_id}-{side}", amount=10**6
                             ),
                             metadata=CASHIER,
                         )
