@@ -1,5 +1,7 @@
-"""Smoke test of ``pokerctl up``: a real nats-server and every existing service as processes;
-all answer SERVING and list their API through reflection; SIGTERM stops everything cleanly."""
+"""Smoke test of ``pokerctl up --bots``: a real nats-server and every existing service as
+processes, secure (the local PKI under the data folder); all answer SERVING on their mutual-TLS
+port (pokerctl's staff certificate) and their client port (the CA alone), list their API through
+reflection, the bots play hands; SIGTERM stops everything cleanly."""
 
 from __future__ import annotations
 
@@ -11,17 +13,34 @@ import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import grpc
 import pytest
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from openpoker.pokerctl import local
 from openpoker.pokerctl.local import LocalSystem, StartError, existing_services
-from openpoker.shell import childproc
-from openpoker.shell.client import health_status, reflected_services
+from openpoker.shell import childproc, pki
+from openpoker.shell.client import channel, health_status, reflected_services
+from openpoker.shell.tls import TlsFiles
 from tests.helpers.processes import alive
 
 LINE = re.compile(r"^(?P<name>\w+)\s+(?P<address>127\.0\.0\.1:\d+)\s+SERVING\s+pid (?P<pid>\d+)")
 NATS_LINE = re.compile(r"^nats\s+nats://127\.0\.0\.1:\d+\s+pid (?P<pid>\d+)")
+PKI_LINE = re.compile(r"^pki\s+(?P<root>\S+)")
+CLIENT_LINE = re.compile(r"^client\s+(?P<name>\w+) (?P<address>127\.0\.0\.1:\d+)\s+TLS")
+HANDS = re.compile(rb"hands played (?P<n>\d+)")
+
+
+async def reflected_over_tls(target: str, tls: TlsFiles) -> set[str]:
+    async with channel(target, tls) as chan:
+        stub: Any = reflection_pb2_grpc.ServerReflectionStub(chan)  # type: ignore[arg-type]
+        request = reflection_pb2.ServerReflectionRequest(list_services="")
+        names: set[str] = set()
+        async for reply in stub.ServerReflectionInfo(iter([request]), timeout=5.0):
+            names |= {s.name for s in reply.list_services_response.service}
+        return names
 
 
 @pytest.mark.slow  # every service as a process, up and down: over 5 s on 2 shared cores
@@ -50,16 +69,33 @@ async def test_up_starts_every_service_healthy_and_stops_cleanly(tmp_path: Path)
             lines.append(raw.decode().rstrip())
         services = {m["name"]: (m["address"], int(m["pid"])) for m in map(LINE.match, lines) if m}
         nats_pids = [int(m["pid"]) for m in map(NATS_LINE.match, lines) if m]
+        clients = {m["name"]: m["address"] for m in map(CLIENT_LINE.match, lines) if m}
+        roots = [Path(m["root"]) for m in map(PKI_LINE.match, lines) if m]
         assert set(services) == set(existing_services())
         assert {"table", "dealer"} <= set(services)
         assert len(nats_pids) == 1
+        assert set(clients) == set(services)
+        assert roots == [(tmp_path / "data" / "pki").resolve()]
+        local_pki = pki.LocalPki(root=roots[0])
+        staff = TlsFiles.from_pki(local_pki, pki.CLIENT)  # DATA/pki/pokerctl.crt and .key
+        ca_only = TlsFiles.from_pki(local_pki, None)
         for name, (address, _) in services.items():
-            assert await health_status(address) == "SERVING"
-            names = await reflected_services(address)
+            assert await health_status(address, tls=staff) == "SERVING"
+            assert await health_status(clients[name], tls=ca_only) == "SERVING"
+            names = await reflected_over_tls(address, staff)
             assert any(n.startswith(f"poker.{name}.v1.") for n in names), names
             assert "grpc.health.v1.Health" in names
+            with pytest.raises(grpc.RpcError):  # no plaintext way in
+                await reflected_services(address)
         assert (tmp_path / "data" / "nats" / "jetstream").is_dir()
         assert (tmp_path / "data" / "logs" / "table.log").is_file()
+        # The bots play (players with tokens on the table's client port) and the live view of
+        # holdem-1 follows: wait until it shows a hand played.
+        seen = b""
+        while not any(int(m["n"]) >= 1 for m in HANDS.finditer(seen)):
+            chunk = await asyncio.wait_for(proc.stdout.read(4096), timeout=120)
+            assert chunk, f"pokerctl up ended early: {seen[-2000:]!r}"
+            seen = seen[-8192:] + chunk
     finally:
         if proc.returncode is None:
             proc.send_signal(signal.SIGTERM)

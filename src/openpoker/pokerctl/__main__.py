@@ -12,7 +12,18 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-COMMANDS: tuple[str, ...] = ("phh", "up", "rng", "ledger", "sim", "demo", "watch", "bots", "replay")
+COMMANDS: tuple[str, ...] = (
+    "phh",
+    "up",
+    "rng",
+    "ledger",
+    "sim",
+    "demo",
+    "watch",
+    "bots",
+    "replay",
+    "token",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -12,6 +12,11 @@ its table waits for players it keeps trying to come back (on every new version, 
 hand it left is transient). Its choices come from a seeded
 ``random.Random``: reproducible games, not cryptography (the deck comes from the rng service).
 
+Connections (``pokerctl.connect``): on a secure system each bot is a player with its own player
+token on the table's client port, and its deposits go to the wallet's service port as
+``pokerctl`` (staff certificate); on a plaintext one the ``x-caller`` / ``x-player-id`` headers
+say who calls. Without a ``conn`` the functions here take plaintext targets.
+
 Every ``Act`` round trip is timed (``BotStats.latencies_ms``); views are kept for the privacy
 checks when ``record_views`` is set.
 """
@@ -34,10 +39,10 @@ from openpoker.api.table.v1 import table_service_pb2 as tpb
 from openpoker.api.table.v1 import table_service_pb2_grpc as tgrpc
 from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
 from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as wgrpc
-from openpoker.shell.client import channel, rich_error
+from openpoker.pokerctl.connect import CALLER, Connection, Metadata
+from openpoker.shell.client import rich_error
 from openpoker.shell.streamcalls import StreamedCalls
 
-CALLER = "pokerctl"
 DEADLINE = 5.0
 # A table waiting for players sends nothing new; a bot whose way back in was refused (the wallet
 # still settling the hand it left, ...) tries again this often instead of waiting for a change.
@@ -152,6 +157,8 @@ class Bot:
         behaviour: Behaviour = Behaviour(),
         on_view: ViewSink | None = None,
         bankroll: int = 1_000_000,
+        meta: Metadata | None = None,
+        wallet_meta: Metadata | None = None,
     ) -> None:
         self.player = player
         self.table_id = table_id
@@ -163,7 +170,9 @@ class Bot:
         self.behaviour = behaviour
         self._on_view = on_view
         self._bankroll = bankroll
-        self._meta = (("x-caller", CALLER), ("x-player-id", player))
+        # Who calls: the player (a token on a secure system) and, for deposits, pokerctl.
+        self._meta = meta if meta is not None else (("x-caller", CALLER), ("x-player-id", player))
+        self._wallet_meta = wallet_meta if wallet_meta is not None else self._meta
         self._acted: tuple[str, int] | None = None  # (hand id, version) last acted on
         self._between: int = -1  # hands_played when we last did between-hands business
         self._retried: int = -1  # table version of the last try to come back to a waiting table
@@ -180,9 +189,10 @@ class Bot:
         return await method(request, timeout=DEADLINE, metadata=self._meta)
 
     async def deposit(self) -> None:
-        await self._call(
-            self._wallet.Deposit,
+        await self._wallet.Deposit(
             wpb.DepositRequest(request_id=_rid(), player=self.player, amount=self._bankroll),
+            timeout=DEADLINE,
+            metadata=self._wallet_meta,
         )
         self.stats.deposits += 1
         self.stats.deposited += self._bankroll
@@ -410,16 +420,27 @@ class BotRun:
         return [t.exception() for t in self.tasks if t.done() and not t.cancelled() and t.exception()]  # type: ignore[misc]
 
 
+def _conn(conn: Connection | None, **targets: str) -> Connection:
+    return conn if conn is not None else Connection.plaintext(targets)
+
+
 async def create_table(
-    table_target: str, table_id: str, config: tpb.TableConfig, *, exist_ok: bool = True
+    table_target: str,
+    table_id: str,
+    config: tpb.TableConfig,
+    *,
+    exist_ok: bool = True,
+    conn: Connection | None = None,
 ) -> None:
-    async with channel(table_target) as chan:
+    """Create a table as staff (``conn``, else plaintext to ``table_target``)."""
+    conn = _conn(conn, table=table_target)
+    async with conn.staff_channel("table") as chan:
         stub: Any = tgrpc.TableServiceStub(chan)
         try:
             await stub.CreateTable(
                 tpb.CreateTableRequest(request_id=_rid(), table_id=table_id, config=config),
                 timeout=DEADLINE,
-                metadata=(("x-caller", CALLER),),
+                metadata=conn.staff_metadata(),
             )
         except grpc.RpcError as err:
             if not (exist_ok and rich_error(err).reason == "TABLE_ALREADY_EXISTS"):
@@ -436,8 +457,11 @@ async def start_bots(
     behaviour: Behaviour = Behaviour(),
     on_view: ViewSink | None = None,
     stats: BotStats | None = None,
+    conn: Connection | None = None,
 ) -> BotRun:
-    """Start ``players_per_table`` bots at each table (one channel per 16 bots)."""
+    """Start ``players_per_table`` bots at each table (one channel per 16 bots); over ``conn``
+    (players on the table's client port), else plaintext to the targets."""
+    conn = _conn(conn, table=table_target, wallet=wallet_target)
     stats = stats or BotStats()
     chans: list[Any] = []
     bots: list[Bot] = []
@@ -445,11 +469,12 @@ async def start_bots(
         for i in range(players_per_table):
             n = len(bots)
             if n % 16 == 0:
-                chans.append((channel(table_target), channel(wallet_target)))
+                chans.append((conn.client_channel("table"), conn.staff_channel("wallet")))
             tchan, wchan = chans[-1]
+            player = f"bot-{table_id}-{i + 1}"
             bots.append(
                 Bot(
-                    player=f"bot-{table_id}-{i + 1}",
+                    player=player,
                     table_id=table_id,
                     tables=tgrpc.TableServiceStub(tchan),
                     wallet=wgrpc.WalletServiceStub(wchan),
@@ -457,6 +482,8 @@ async def start_bots(
                     stats=stats,
                     behaviour=behaviour,
                     on_view=on_view,
+                    meta=conn.player_metadata(player),
+                    wallet_meta=conn.staff_metadata() if conn.secure else None,
                 )
             )
     tasks = [asyncio.get_running_loop().create_task(b.run(), name=b.player) for b in bots]
@@ -464,14 +491,24 @@ async def start_bots(
     return BotRun(tasks=tasks, bots=bots, channels=flat, stats=stats)
 
 
-async def wait_tables(table_target: str, names: list[str], predicate: Callable[[tpb.Table], bool]) -> None:
+async def wait_tables(
+    table_target: str,
+    names: list[str],
+    predicate: Callable[[tpb.Table], bool],
+    *,
+    conn: Connection | None = None,
+) -> None:
     """Poll until every table satisfies ``predicate``."""
-    async with channel(table_target) as chan:
+    conn = _conn(conn, table=table_target)
+    async with conn.staff_channel("table") as chan:
         stub: Any = tgrpc.TableServiceStub(chan)
+        meta = conn.staff_metadata()
         while True:
             ok = True
             for name in names:
-                got = await stub.GetTable(tpb.GetTableRequest(name=f"tables/{name}"), timeout=DEADLINE)
+                got = await stub.GetTable(
+                    tpb.GetTableRequest(name=f"tables/{name}"), timeout=DEADLINE, metadata=meta
+                )
                 if not predicate(got.table):
                     ok = False
                     break

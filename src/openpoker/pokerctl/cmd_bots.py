@@ -7,6 +7,11 @@ post, play from the legal actions, now and then sit out and in, top up, leave an
 until Ctrl-C, or until the tables have played ``--hands`` hands between them, printing a status
 line every few seconds. Services: ``--table-target`` and ``--wallet-target`` (defaults
 ``$POKER_TABLE_TARGET`` / ``$POKER_WALLET_TARGET`` or the local default ports).
+
+On a secure system (``--data-dir``, default ./data when it holds pki/) tables are created and
+bots' deposits made as ``pokerctl`` (staff certificate, service ports); each bot plays as a
+player with a token minted from the data folder's token key, on the table's client port
+(``--table-client-target``, default the table port + 100). ``--insecure``: plaintext.
 """
 
 from __future__ import annotations
@@ -14,20 +19,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import signal
 import sys
 from typing import Any
 
 from openpoker.api.table.v1 import table_service_pb2_grpc as tgrpc
+from openpoker.pokerctl import connect
 from openpoker.pokerctl.bots import Behaviour, BotRun, create_table, start_bots
 from openpoker.pokerctl.cmd_demo import hands_played, percentile, table_plan
-from openpoker.shell.client import channel
-from openpoker.shell.config import DEFAULT_PORTS
+from openpoker.pokerctl.connect import Connection
 
-
-def _target(service: str) -> str:
-    return os.environ.get(f"POKER_{service.upper()}_TARGET", f"127.0.0.1:{DEFAULT_PORTS[service]}")
+SERVICES = ("table", "wallet")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -44,14 +46,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bots.add_argument("--hands", type=int, default=0, help="stop after this many hands (0 = never)")
     bots.add_argument("--think-ms", type=int, default=0, help="pause before each action")
     bots.add_argument("--seed", type=int, default=1, help="random seed of the bots' choices")
-    bots.add_argument("--table-target", default=None)
-    bots.add_argument("--wallet-target", default=None)
+    connect.add_arguments(bots, services=SERVICES)
     bots.set_defaults(func=run)
 
 
-async def status_line(stub: Any, run: BotRun, names: list[str]) -> str:
+async def status_line(stub: Any, run: BotRun, names: list[str], *, metadata: connect.Metadata = ()) -> str:
     lat = run.stats.latencies_ms
-    played = await hands_played(stub, names)
+    played = await hands_played(stub, names, metadata=metadata)
     return (
         f"tables {len(names)}  hands {played}  actions {run.stats.actions}  "
         f"act p50 {percentile(lat, 50):.1f} ms p99 {percentile(lat, 99):.1f} ms  "
@@ -70,8 +71,12 @@ async def play_bots(
     stop: asyncio.Event,
     hands: int = 0,
     report: Any = None,
+    conn: Connection | None = None,
 ) -> BotRun:
     """Run bots at ``names`` until ``stop`` is set (or ``hands`` are played); returns the run."""
+    conn = (
+        conn if conn is not None else Connection.plaintext({"table": table_target, "wallet": wallet_target})
+    )
     run = await start_bots(
         table_target=table_target,
         wallet_target=wallet_target,
@@ -79,16 +84,18 @@ async def play_bots(
         players_per_table=players,
         seed=seed,
         behaviour=behaviour,
+        conn=conn,
     )
     try:
-        async with channel(table_target) as chan:
+        async with conn.staff_channel("table") as chan:
             stub: Any = tgrpc.TableServiceStub(chan)
+            meta = conn.staff_metadata()
             while not stop.is_set():
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), timeout=3.0)
                 if report is not None:
-                    report(await status_line(stub, run, names))
-                if hands and await hands_played(stub, names) >= hands:
+                    report(await status_line(stub, run, names, metadata=meta))
+                if hands and await hands_played(stub, names, metadata=meta) >= hands:
                     break
     finally:
         await run.stop()
@@ -96,11 +103,17 @@ async def play_bots(
 
 
 async def _bots(args: argparse.Namespace) -> int:
-    table_target = args.table_target or _target("table")
-    wallet_target = args.wallet_target or _target("wallet")
+    try:
+        conn = connect.from_args(args, services=SERVICES)
+        if conn.secure:
+            conn.player_metadata("bot-check")  # the token key is there: fail now, not per bot
+    except connect.MissingCredentials as exc:
+        print(f"bots: {exc}", file=sys.stderr)
+        return 2
+    table_target, wallet_target = conn.target("table"), conn.target("wallet")
     names = list(args.table)
     for name, config in table_plan(args.create, args.prefix):
-        await create_table(table_target, name, config)
+        await create_table(table_target, name, config, conn=conn)
         names.append(name)
     if not names:
         print("no tables: give --table ID or --create N", file=sys.stderr)
@@ -120,6 +133,7 @@ async def _bots(args: argparse.Namespace) -> int:
         stop=stop,
         hands=args.hands,
         report=lambda line: print(line, flush=True),
+        conn=conn,
     )
     return 0
 

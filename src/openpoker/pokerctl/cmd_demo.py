@@ -1,4 +1,4 @@
-"""``pokerctl demo --hands N [--tables T] [--json] [--data-dir DIR]``: the whole system, end to end.
+"""``pokerctl demo --hands N [--tables T] [--json] [--data-dir DIR] [--insecure]``: the whole system.
 
 Starts nats-server and the four services on a data folder (a temporary one, removed afterwards,
 unless ``--data-dir`` is given: that one is kept), creates T tables (Hold'em, Omaha and Six Plus
@@ -10,8 +10,11 @@ flight finish, stops the bots and checks chip conservation across the wallet and
     {"hands": ..., "tables": ..., "seconds": ..., "hands_per_s": ..., "actions": ...,
      "action_latency_ms": {"p50": ..., "p99": ...}, "chips_conserved": true, "data_dir": ...}
 
-Exit 0 only if every hand completed and chips were conserved. A table that deals no hand for
-``--stall-seconds`` (default 60) stops the run with an error naming the table and its state.
+The system runs secure (TLS, the local PKI under the data folder; the bots are players with
+tokens, ``pokerctl`` staff with its certificate) unless ``--insecure`` (plaintext, as the
+benchmark without security). Exit 0 only if every hand completed and chips were conserved. A
+table that deals no hand for ``--stall-seconds`` (default 60) stops the run with an error naming
+the table and its state.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,8 +39,8 @@ from openpoker.api.table.v1 import table_service_pb2 as tpb
 from openpoker.api.table.v1 import table_service_pb2_grpc as tgrpc
 from openpoker.pokerctl.bots import QUIET, Behaviour, BotRun, create_table, start_bots, table_config
 from openpoker.pokerctl.chips import ChipReport, check_chips, house_balance
+from openpoker.pokerctl.connect import Connection
 from openpoker.pokerctl.local import LocalSystem, StartError
-from openpoker.shell.client import channel
 
 GAME_CYCLE = ("holdem", "omaha", "sixplus")
 DEFAULT_BEHAVIOUR = Behaviour()
@@ -68,6 +72,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo.add_argument("--json", action="store_true", help="print only the JSON summary")
     demo.add_argument("--data-dir", type=Path, default=None, help="data folder to use and keep")
     demo.add_argument("--seed", type=int, default=1, help="bots' random seed")
+    demo.add_argument("--insecure", action="store_true", help="run the system plaintext (no TLS, no tokens)")
     demo.add_argument("--timeout", type=float, default=600.0, help="give up after this many seconds")
     demo.add_argument(
         "--stall-seconds",
@@ -103,10 +108,12 @@ def table_plan(count: int, prefix: str) -> list[tuple[str, tpb.TableConfig]]:
     return out
 
 
-async def hands_played(tables: Any, names: list[str]) -> int:
+async def hands_played(tables: Any, names: list[str], *, metadata: tuple[tuple[str, str], ...] = ()) -> int:
     total = 0
     for name in names:
-        got = await tables.GetTable(tpb.GetTableRequest(name=f"tables/{name}"), timeout=5.0)
+        got = await tables.GetTable(
+            tpb.GetTableRequest(name=f"tables/{name}"), timeout=5.0, metadata=metadata
+        )
         total += int(got.table.hands_played)
     return total
 
@@ -162,40 +169,49 @@ class StallWatch:
         return out
 
 
-async def _progress(stub: Any, dealer_target: str, names: list[str], watch: StallWatch) -> int:
+async def _progress(stub: Any, conn: Connection, names: list[str], watch: StallWatch) -> int:
     """Hands played at ``names``; raises ``TableStalled`` for a table that deals no more."""
     tables = {}
+    meta = conn.staff_metadata()
     for name in names:
-        got = await stub.GetTable(tpb.GetTableRequest(name=f"tables/{name}"), timeout=5.0)
+        got = await stub.GetTable(tpb.GetTableRequest(name=f"tables/{name}"), timeout=5.0, metadata=meta)
         tables[name] = got.table
     stuck = watch.stuck(tables)
     if stuck:
-        async with channel(dealer_target) as chan:
+        async with conn.staff_channel("dealer") as chan:
             dealer: Any = dgrpc.DealerServiceStub(chan)
-            got = await dealer.ListActiveHands(dpb.ListActiveHandsRequest(page_size=500), timeout=5.0)
+            got = await dealer.ListActiveHands(
+                dpb.ListActiveHandsRequest(page_size=500), timeout=5.0, metadata=meta
+            )
         name = stuck[0]
         state = describe(tables[name], list(got.hands))
         raise TableStalled(table_id=name, seconds=watch.seconds, state=state)
     return sum(int(t.hands_played) for t in tables.values())
 
 
-async def quiesce(dealer_target: str, names: list[str]) -> None:
+async def quiesce(dealer_target: str, names: list[str], *, conn: Connection | None = None) -> None:
     """Pause dealing at every table and wait for the hands in flight to finish."""
-    async with channel(dealer_target) as chan:
+    conn = conn if conn is not None else Connection.plaintext({"dealer": dealer_target})
+    meta = conn.staff_metadata()
+    async with conn.staff_channel("dealer") as chan:
         dealer: Any = dgrpc.DealerServiceStub(chan)
         for name in names:
             await dealer.PauseTable(
-                dpb.PauseTableRequest(request_id=str(uuid.uuid4()), table=f"tables/{name}"), timeout=5.0
+                dpb.PauseTableRequest(request_id=str(uuid.uuid4()), table=f"tables/{name}"),
+                timeout=5.0,
+                metadata=meta,
             )
         while True:
-            got = await dealer.ListActiveHands(dpb.ListActiveHandsRequest(page_size=500), timeout=5.0)
+            got = await dealer.ListActiveHands(
+                dpb.ListActiveHandsRequest(page_size=500), timeout=5.0, metadata=meta
+            )
             if not any(h.table_id in names for h in got.hands):
                 return
             await asyncio.sleep(0.05)
 
 
 async def play(
-    targets: dict[str, str],
+    targets: Mapping[str, str] | Connection,
     *,
     hands: int,
     tables: int,
@@ -210,47 +226,51 @@ async def play(
     """Create the tables, play ``hands`` hands with bots, quiesce, check chips (the bots are
     stopped before returning; their stats stay in ``Played.bots``). A table that deals no hand
     for ``stall_seconds`` raises ``TableStalled`` (naming the table and how it stands) instead
-    of waiting forever."""
+    of waiting forever. ``targets`` is a ``Connection`` (``Connection.of_system``) or the
+    plaintext targets."""
+    conn = targets if isinstance(targets, Connection) else Connection.plaintext(targets)
     plan = table_plan(tables, prefix)
     names = [name for name, _ in plan]
     for name, config in plan:
-        await create_table(targets["table"], name, config)
-    house_before = await house_balance(targets["wallet"])
+        await create_table(conn.target("table"), name, config, conn=conn)
+    house_before = await house_balance(conn.target("wallet"), conn=conn)
     started = time.perf_counter()
     bots = await start_bots(
-        table_target=targets["table"],
-        wallet_target=targets["wallet"],
+        table_target=conn.target("table"),
+        wallet_target=conn.target("wallet"),
         tables=names,
         players_per_table=players,
         seed=seed,
         behaviour=behaviour,
         on_view=on_view,
+        conn=conn,
     )
     try:
         watch = StallWatch(names, seconds=stall_seconds)
-        async with channel(targets["table"]) as chan:
+        async with conn.staff_channel("table") as chan:
             stub: Any = tgrpc.TableServiceStub(chan)
-            while await _progress(stub, targets["dealer"], names, watch) < hands:
+            while await _progress(stub, conn, names, watch) < hands:
                 failures = bots.failures()
                 if failures:
                     raise RuntimeError(f"a bot failed: {failures[0]!r}")
                 await asyncio.sleep(0.05)
-        await quiesce(targets["dealer"], names)
+        await quiesce(conn.target("dealer"), names, conn=conn)
         seconds = time.perf_counter() - started
     finally:
         await bots.stop()
     report = ChipReport(conserved=True)
     if check:
         report = await check_chips(
-            table_target=targets["table"],
-            wallet_target=targets["wallet"],
+            table_target=conn.target("table"),
+            wallet_target=conn.target("wallet"),
             table_ids=names,
             players={n: {b.player for b in bots.bots if b.table_id == n} for n in names},
             deposits=bots.stats.deposited,
             house_before=house_before,
+            conn=conn,
         )
-    async with channel(targets["table"]) as chan:
-        total = await hands_played(tgrpc.TableServiceStub(chan), names)
+    async with conn.staff_channel("table") as chan:
+        total = await hands_played(tgrpc.TableServiceStub(chan), names, metadata=conn.staff_metadata())
     return Played(hands=total, seconds=seconds, report=report, bots=bots)
 
 
@@ -271,7 +291,7 @@ def summary(played: Played, *, tables: int, data_dir: Path) -> dict[str, Any]:
 async def _demo(args: argparse.Namespace) -> int:
     keep = args.data_dir is not None
     data_dir = Path(args.data_dir) if keep else Path(tempfile.mkdtemp(prefix="pokerctl-demo-"))
-    system = LocalSystem(data_dir=data_dir, free_ports=True)
+    system = LocalSystem(data_dir=data_dir, free_ports=True, secure=not args.insecure)
 
     def say(text: str) -> None:
         if not args.json:
@@ -287,7 +307,7 @@ async def _demo(args: argparse.Namespace) -> int:
         say(f"playing {args.hands} hands at {args.tables} table(s) with {args.players} bots each")
         played = await asyncio.wait_for(
             play(
-                system.targets,
+                Connection.of_system(system),
                 hands=args.hands,
                 tables=args.tables,
                 players=args.players,

@@ -1,4 +1,4 @@
-"""``pokerctl up [--data-dir DIR] [--bots] [--free-ports]``: run the whole system in the foreground.
+"""``pokerctl up [--data-dir DIR] [--bots] [--free-ports] [--insecure]``: run the whole system.
 
 Starts nats-server with JetStream (store in DIR/nats, default ./data; client port 4222, where
 ``pokerctl replay`` and ``pokerctl ledger audit`` look by default) and every service that
@@ -7,6 +7,13 @@ wallet 50052, table 50053, dealer 50054; ``--free-ports`` picks free ones), wait
 answers SERVING on its health check, prints where each listens, and runs until Ctrl-C or
 SIGTERM; then stops the services (SIGTERM, in-flight RPCs finish) and nats-server last. If a
 service dies, everything is stopped and the exit code is 1. Logs: DIR/logs/<service>.log.
+
+Secure by default: the local PKI is made once under DIR/pki (ca.crt; a certificate per service;
+pokerctl.crt/.key, the staff certificate other pokerctl commands use with --data-dir DIR;
+token.key and jwks.json for bearer tokens, see ``pokerctl token``). Each service serves mutual
+TLS on its port and TLS for token holders on its client port (the port + 100, or
+``POKER_<NAME>_CLIENT_PORT``); both are printed. ``--insecure`` runs everything plaintext with
+no identity (debugging, the benchmark without security).
 
 ``--bots`` (``make run``) also creates three tables if they do not exist (``holdem-1`` no
 limit, ``omaha-1`` pot limit, ``sixplus-1`` no limit), seats four bots at each that play through
@@ -28,6 +35,7 @@ from typing import Any
 from openpoker.pokerctl.bots import Behaviour, create_table, table_config
 from openpoker.pokerctl.cmd_bots import play_bots
 from openpoker.pokerctl.cmd_watch import watch
+from openpoker.pokerctl.connect import Connection
 from openpoker.pokerctl.local import LocalSystem, StartError
 
 
@@ -41,6 +49,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     up.add_argument("--data-dir", type=Path, default=Path("data"), help="data folder (default ./data)")
     up.add_argument("--bots", action="store_true", help="also play bots at three tables and show one live")
     up.add_argument("--free-ports", action="store_true", help="pick free ports instead of the defaults")
+    up.add_argument(
+        "--insecure", action="store_true", help="plaintext, no identity (debugging, benchmarks without TLS)"
+    )
     up.add_argument(
         "--nats-port",
         type=int,
@@ -56,8 +67,10 @@ BOT_TABLES = (("holdem-1", "holdem", "nl"), ("omaha-1", "omaha", "pl"), ("sixplu
 
 async def _start_bots(system: LocalSystem, stop: asyncio.Event) -> list[asyncio.Task[Any]]:
     targets = system.targets
+    conn = Connection.of_system(system)  # staff certificate; bots with player tokens
     for name, game, structure in BOT_TABLES:
-        await create_table(targets["table"], name, table_config(game, structure, clock_ms=5000, name=name))
+        config = table_config(game, structure, clock_ms=5000, name=name)
+        await create_table(targets["table"], name, config, conn=conn)
     names = [name for name, _, _ in BOT_TABLES]
     loop = asyncio.get_running_loop()
     bots = loop.create_task(
@@ -69,6 +82,7 @@ async def _start_bots(system: LocalSystem, stop: asyncio.Event) -> list[asyncio.
             behaviour=Behaviour(think_ms=400),
             seed=int(time.time()),
             stop=stop,
+            conn=conn,
         )
     )
 
@@ -76,7 +90,7 @@ async def _start_bots(system: LocalSystem, stop: asyncio.Event) -> list[asyncio.
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
 
-    view = loop.create_task(watch(targets["table"], names[0], emit=emit, clear=True))
+    view = loop.create_task(watch(targets["table"], names[0], emit=emit, clear=True, conn=conn))
     return [bots, view]
 
 
@@ -97,7 +111,9 @@ async def _up(args: argparse.Namespace) -> int:
         # A short pause between hands, so the live view can be followed.
         os.environ.setdefault("POKER_DEALER_HAND_DELAY_MS", "1500")
     nats_port = args.nats_port if args.nats_port is not None else (0 if args.free_ports else 4222)
-    system = LocalSystem(data_dir=args.data_dir, free_ports=args.free_ports, nats_port=nats_port)
+    system = LocalSystem(
+        data_dir=args.data_dir, free_ports=args.free_ports, nats_port=nats_port, secure=not args.insecure
+    )
     try:
         await system.start()
     except StartError as exc:
@@ -107,6 +123,12 @@ async def _up(args: argparse.Namespace) -> int:
     _say(f"nats      {system.nats.url}  pid {system.nats.pid}  JetStream store {store}")
     for name, proc in system.processes.items():
         _say(f"{name:<9} {proc.address}  SERVING  pid {proc.process.pid}  log {proc.log_path}")
+    if system.pki is not None:
+        _say(f"pki       {system.pki.root}  (ca.crt; staff pokerctl.crt/.key; token.key, jwks.json)")
+        for name, address in system.client_targets.items():
+            _say(f"client    {name} {address}  TLS, bearer tokens")
+    else:
+        _say("insecure  plaintext, no identity (x-caller / x-player-id headers)")
     missing = [n for n in ("rng", "wallet", "table", "dealer") if n not in system.processes]
     if missing:
         _say(f"not built yet: {', '.join(missing)}")
@@ -134,4 +156,10 @@ async def _up(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(run(argparse.Namespace(data_dir=Path("data"), bots=False, free_ports=False, nats_port=None)))
+    sys.exit(
+        run(
+            argparse.Namespace(
+                data_dir=Path("data"), bots=False, free_ports=False, nats_port=None, insecure=False
+            )
+        )
+    )

@@ -7,13 +7,18 @@ the view is a spectator's. ``--once`` prints the current view and exits; ``--fra
 views one after another (no screen clearing) and exits, for logs and tests. TABLE is a table id
 or ``tables/{id}``. The table service is ``--table-target`` (default ``$POKER_TABLE_TARGET`` or
 127.0.0.1:50053).
+
+On a secure system (``--data-dir``, default ./data when it holds pki/, or ``--ca``) the view
+comes from the table's client port (``--table-client-target``, default the table port + 100)
+over TLS: as a spectator with no token, or as ``--as PLAYER`` with ``--token`` (or
+``$POKER_TOKEN``), else a player token minted from the data folder's token key.
+``--insecure``: plaintext to the table port.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -23,8 +28,9 @@ import grpc
 
 from openpoker.api.table.v1 import table_service_pb2 as tpb
 from openpoker.api.table.v1 import table_service_pb2_grpc as tgrpc
-from openpoker.shell.client import channel, rich_error
-from openpoker.shell.config import DEFAULT_PORTS
+from openpoker.pokerctl import connect
+from openpoker.pokerctl.connect import Connection
+from openpoker.shell.client import rich_error
 
 CLEAR = "\x1b[H\x1b[2J"
 GAME_NAMES = {tpb.GAME_TEXAS_HOLDEM: "Hold'em", tpb.GAME_OMAHA: "Omaha", tpb.GAME_SIX_PLUS_HOLDEM: "Six Plus"}
@@ -53,10 +59,6 @@ SEAT_STATUS = {
 }
 
 
-def default_target() -> str:
-    return os.environ.get("POKER_TABLE_TARGET", f"127.0.0.1:{DEFAULT_PORTS['table']}")
-
-
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     watch = sub.add_parser(
         "watch",
@@ -68,7 +70,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     watch.add_argument("--as", dest="viewer", default="", help="watch as this player")
     watch.add_argument("--once", action="store_true", help="print the current view and exit")
     watch.add_argument("--frames", type=int, default=0, help="print N views and exit")
-    watch.add_argument("--table-target", default=None, help="table service host:port")
+    connect.add_arguments(watch, services=("table",))
     watch.set_defaults(func=run)
 
 
@@ -145,14 +147,17 @@ async def watch(
     frames: int = 0,
     emit: Callable[[str], None],
     clear: bool = False,
+    conn: Connection | None = None,
 ) -> int:
-    """Print a frame per ``WatchTable`` message; stop after ``frames`` frames (0 = never)."""
+    """Print a frame per ``WatchTable`` message; stop after ``frames`` frames (0 = never).
+    Over ``conn`` (the table's client port on a secure system), else plaintext to ``target``."""
+    conn = conn if conn is not None else Connection.plaintext({"table": target})
     name = table if table.startswith("tables/") else f"tables/{table}"
     recent: deque[str] = deque(maxlen=12)
     shown = 0
-    async with channel(target) as chan:
+    metadata = conn.viewer_metadata(viewer)
+    async with conn.client_channel("table") as chan:
         stub: Any = tgrpc.TableServiceStub(chan)
-        metadata = (("x-player-id", viewer),) if viewer else ()
         call = stub.WatchTable(tpb.WatchTableRequest(name=name, viewer_player_id=viewer), metadata=metadata)
         try:
             async for msg in call:
@@ -169,7 +174,11 @@ async def watch(
 
 
 def run(args: argparse.Namespace) -> int:
-    target = args.table_target or default_target()
+    try:
+        conn = connect.from_args(args, services=("table",))
+    except connect.MissingCredentials as exc:
+        print(f"watch: {exc}", file=sys.stderr)
+        return 2
     frames = 1 if args.once else args.frames
 
     def emit(text: str) -> None:
@@ -178,8 +187,19 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         return asyncio.run(
-            watch(target, args.table, viewer=args.viewer, frames=frames, emit=emit, clear=not frames)
+            watch(
+                conn.target("table"),
+                args.table,
+                viewer=args.viewer,
+                frames=frames,
+                emit=emit,
+                clear=not frames,
+                conn=conn,
+            )
         )
+    except connect.MissingCredentials as exc:
+        print(f"watch: {exc}", file=sys.stderr)
+        return 2
     except grpc.RpcError as err:
         info = rich_error(err)
         print(f"watch failed: {info.code.name} {info.reason} {info.message}", file=sys.stderr)
