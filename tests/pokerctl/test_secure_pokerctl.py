@@ -107,6 +107,30 @@ def test_a_plaintext_pokerctl_is_turned_away(system: LocalSystem, capsys: pytest
     assert "watch failed: UNAVAILABLE" in capsys.readouterr().err
 
 
+def test_watching_as_another_player_than_the_token_names_is_refused(
+    system: LocalSystem, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ann = Connection.of_system(system).player_metadata("ann")[0][1].removeprefix("Bearer ")
+    argv = ["watch", "secure-watched", "--once", "--as", "bob", "--token", ann, *connection_args(system)]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""  # no frame: nothing of bob's view shown
+    assert "watch failed: PERMISSION_DENIED NOT_YOUR_SEAT" in captured.err
+
+
+def test_without_the_token_key_bots_stop_before_calling_anything(
+    system: LocalSystem, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert system.pki is not None
+    argv = ["bots", "--create", "1", "--prefix", "never-", "--ca", str(system.pki.ca_cert)]
+    argv += ["--cert", str(system.pki.cert("pokerctl")), "--key", str(system.pki.key("pokerctl"))]
+    argv += ["--table-target", system.targets["table"], "--wallet-target", system.targets["wallet"]]
+    assert main(argv) == 2
+    assert "--data-dir" in capsys.readouterr().err
+    assert main(["watch", "never-1", "--once", *connection_args(system)]) == 1  # no table made
+    assert "TABLE_NOT_FOUND" in capsys.readouterr().err
+
+
 def test_pokerctl_demo_runs_secure_by_default(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "demo"
     assert main(["demo", "--hands", "3", "--json", "--data-dir", str(data)]) == 0
