@@ -80,9 +80,12 @@ async def test_watch_frames_as_a_spectator_and_as_a_player(system: LocalSystem) 
     try:
         await wait_tables(conn.target("table"), [table], lambda t: t.hands_played >= 1, conn=conn)
         spectator = await asyncio.to_thread(_run, ["watch", table, "--frames", "3", *connection_args(system)])
-        player = await asyncio.to_thread(
-            _run, ["watch", table, "--frames", "2", "--as", f"bot-{table}-1", *connection_args(system)]
-        )
+        # A client's way: the CA and the player's own token (pokerctl token), no data folder.
+        assert system.pki is not None
+        token = conn.player_metadata(f"bot-{table}-1")[0][1].removeprefix("Bearer ")
+        as_player = ["--as", f"bot-{table}-1", "--ca", str(system.pki.ca_cert), "--token", token]
+        as_player += ["--table-client-target", system.client_targets["table"]]
+        player = await asyncio.to_thread(_run, ["watch", table, "--frames", "2", *as_player])
     finally:
         await bots.stop()
     code, out = spectator

@@ -8,7 +8,7 @@ until Ctrl-C, or until the tables have played ``--hands`` hands between them, pr
 line every few seconds. Services: ``--table-target`` and ``--wallet-target`` (defaults
 ``$POKER_TABLE_TARGET`` / ``$POKER_WALLET_TARGET`` or the local default ports).
 
-On a secure system (``--data-dir``, default ./data when it holds pki/) tables are created and
+On a secure system (``--data-dir DATA`` of ``pokerctl up``) tables are created and
 bots' deposits made as ``pokerctl`` (staff certificate, service ports); each bot plays as a
 player with a token minted from the data folder's token key, on the table's client port
 (``--table-client-target``, default the table port + 100). ``--insecure``: plaintext.

@@ -8,7 +8,7 @@ views one after another (no screen clearing) and exits, for logs and tests. TABL
 or ``tables/{id}``. The table service is ``--table-target`` (default ``$POKER_TABLE_TARGET`` or
 127.0.0.1:50053).
 
-On a secure system (``--data-dir``, default ./data when it holds pki/, or ``--ca``) the view
+On a secure system (``--data-dir DATA`` of ``pokerctl up``, or ``--ca``) the view
 comes from the table's client port (``--table-client-target``, default the table port + 100)
 over TLS: as a spectator with no token, or as ``--as PLAYER`` with ``--token`` (or
 ``$POKER_TOKEN``), else a player token minted from the data folder's token key.
@@ -203,6 +203,8 @@ def run(args: argparse.Namespace) -> int:
     except grpc.RpcError as err:
         info = rich_error(err)
         print(f"watch failed: {info.code.name} {info.reason} {info.message}", file=sys.stderr)
+        if info.code == grpc.StatusCode.UNAVAILABLE and not conn.secure:
+            print("watch: a secure system (pokerctl up) needs --data-dir DATA", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 0

@@ -33,7 +33,6 @@ from openpoker.shell.tokens import Role, TokenIssuer
 
 Metadata = tuple[tuple[str, str], ...]
 CALLER = "pokerctl"
-DEFAULT_DATA_DIR = Path("data")  # where ``pokerctl up`` keeps its PKI unless told otherwise
 # A bot's player token: bots follow their table for as long as ``make run`` runs, and a stream
 # reopened after its token expired would be refused. Local tokens, signed with the local key.
 BOT_TOKEN_TTL = dt.timedelta(days=7)
@@ -135,12 +134,10 @@ def add_arguments(parser: argparse.ArgumentParser, *, services: Sequence[str]) -
     """The connection options of a command that calls ``services``."""
     group = parser.add_argument_group(
         "connection",
-        "A secure system by default: --data-dir (./data if it holds pki/) or --ca/--cert/--key/--token; "
-        "--insecure for a plaintext one.",
+        "A secure system (pokerctl up): --data-dir DATA, or --ca/--cert/--key/--token; "
+        "without them, or with --insecure, plaintext.",
     )
-    group.add_argument(
-        "--data-dir", type=Path, default=None, help="a pokerctl up data folder: its pki/ (default ./data)"
-    )
+    group.add_argument("--data-dir", type=Path, default=None, help="a pokerctl up data folder: its pki/")
     group.add_argument("--ca", type=Path, default=None, help="the CA certificate to trust")
     group.add_argument("--cert", type=Path, default=None, help="staff client certificate (service ports)")
     group.add_argument("--key", type=Path, default=None, help="its private key")
@@ -180,10 +177,8 @@ def from_args(args: argparse.Namespace, *, services: Sequence[str]) -> Connectio
         return Connection.plaintext(targets)
     token = args.token if args.token is not None else os.environ.get("POKER_TOKEN", "")
     data_dir: Path | None = args.data_dir
-    if data_dir is None and args.ca is None and (DEFAULT_DATA_DIR / "pki" / "ca.crt").exists():
-        data_dir = DEFAULT_DATA_DIR
     if data_dir is None and args.ca is None:
-        return Connection.plaintext(targets)  # no PKI anywhere: a plaintext system
+        return Connection.plaintext(targets)  # nothing to trust given: a plaintext system
     local = pki.LocalPki(root=data_dir / "pki") if data_dir is not None else None
     ca = args.ca or (local.ca_cert if local is not None else None)
     assert ca is not None
