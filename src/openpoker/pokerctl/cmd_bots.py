@@ -105,10 +105,11 @@ async def play_bots(
 async def _bots(args: argparse.Namespace) -> int:
     try:
         conn = connect.from_args(args, services=SERVICES)
-        if conn.secure:
-            conn.player_metadata("bot-check")  # the token key is there: fail now, not per bot
     except connect.MissingCredentials as exc:
         print(f"bots: {exc}", file=sys.stderr)
+        return 2
+    if conn.secure and conn.issuer is None:  # fail now, not once per bot
+        print("bots: each bot needs a player token: give --data-dir (DATA/pki/token.key)", file=sys.stderr)
         return 2
     table_target, wallet_target = conn.target("table"), conn.target("wallet")
     names = list(args.table)
