@@ -14,6 +14,7 @@ import asyncio
 import json
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,7 @@ def node_example() -> Path:
 @pytest.fixture(scope="module")
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
     """Every service as ``make run`` starts it, on free ports; always stopped."""
-    local = LocalSystem(data_dir=tmp_path_factory.mktemp("node-example"), free_ports=True)
+    local = LocalSystem(data_dir=tmp_path_factory.mktemp("node-example"), free_ports=True, secure=True)
     try:
         asyncio.run(local.start())
         yield local
@@ -62,10 +63,15 @@ def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
         asyncio.run(local.stop())
 
 
-def run_example(folder: Path, targets: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
-    """Run the script to its end; its output lines by step, in order."""
+def run_example(folder: Path, system: LocalSystem) -> dict[str, list[dict[str, Any]]]:
+    """Run the script to its end against the system's client ports (TLS, tokens minted with
+    ``pokerctl token`` from its data folder); its output lines by step, in order."""
+    targets = system.client_targets
+    pokerctl = str(Path(sys.executable).with_name("pokerctl"))
+    command = ["node", SCRIPT, "--table", targets["table"], "--wallet", targets["wallet"]]
+    command += ["--data-dir", str(system.data_dir), "--pokerctl", pokerctl, "--timeout-ms", "30000"]
     done = subprocess.run(
-        ["node", SCRIPT, "--table", targets["table"], "--wallet", targets["wallet"], "--timeout-ms", "30000"],
+        command,
         cwd=folder,
         capture_output=True,
         text=True,
@@ -80,8 +86,8 @@ def run_example(folder: Path, targets: dict[str, str]) -> dict[str, list[dict[st
     return steps
 
 
-async def table_view(target: str, name: str) -> tpb.Table:
-    async with channel(target) as chan:
+async def table_view(system: LocalSystem, name: str) -> tpb.Table:
+    async with channel(system.targets["table"], system.tls) as chan:
         stub: Any = tgrpc.TableServiceStub(chan)
         got = await stub.GetTable(tpb.GetTableRequest(name=name), timeout=5.0)
         table: tpb.Table = got.table
@@ -89,7 +95,7 @@ async def table_view(target: str, name: str) -> tpb.Table:
 
 
 def test_node_client_plays_a_hand_through_the_api(node_example: Path, system: LocalSystem) -> None:
-    steps = run_example(node_example, system.targets)
+    steps = run_example(node_example, system)
 
     assert [d["cash"] for d in steps["deposit"]] == [1000, 1000]
     (created,) = steps["create_table"]
@@ -128,6 +134,6 @@ def test_node_client_plays_a_hand_through_the_api(node_example: Path, system: Lo
     assert (final["hands_played"], final["seated"]) == (1, 0)
 
     # The service agrees, asked from Python.
-    table = asyncio.run(table_view(system.targets["table"], created["name"]))
+    table = asyncio.run(table_view(system, created["name"]))
     assert table.hands_played == 1
     assert not [s for s in table.seats if s.player_id]

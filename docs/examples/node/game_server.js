@@ -4,16 +4,27 @@
 // refused request's google.rpc.ErrorInfo, fold the hand and leave. Each step prints one line,
 // `<step> <json>`. The stubs are generated at run time from the project's .proto files.
 //
-//   node game_server.js [--table 127.0.0.1:50053] [--wallet 127.0.0.1:50052] [--timeout-ms 30000]
+// Every service serves TLS; a client outside the cluster trusts the CA (DATA/pki/ca.crt) and
+// names itself with a bearer token on each service's client port (the service port + 100). The
+// tokens here come from `pokerctl token`, which signs with the local key `make run` made; in
+// production they come from the operator's identity provider.
+//
+//   node game_server.js [--table 127.0.0.1:50153] [--wallet 127.0.0.1:50152] [--data-dir ../../../data]
+//                       [--pokerctl pokerctl] [--timeout-ms 30000]
 'use strict';
 
+const {execFileSync} = require('node:child_process');
 const crypto = require('node:crypto');
+const fs = require('node:fs');
 const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 const googleProtos = require('google-proto-files');
 
-const args = {table: '127.0.0.1:50053', wallet: '127.0.0.1:50052', 'timeout-ms': '30000'};
+const args = {
+  table: '127.0.0.1:50153', wallet: '127.0.0.1:50152', 'data-dir': path.resolve(__dirname, '../../../data'),
+  pokerctl: 'pokerctl', 'timeout-ms': '30000',
+};
 for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
 
 // Stubs from proto/openpoker/api/<svc>/v1/*.proto (wire packages poker.<svc>.v1). keepCase keeps
@@ -24,8 +35,9 @@ const definition = protoLoader.loadSync(
   {includeDirs: [PROTO_DIR], keepCase: true, enums: String, longs: Number, defaults: true, oneofs: true},
 );
 const poker = grpc.loadPackageDefinition(definition).poker;
-const tables = new poker.table.v1.TableService(args.table, grpc.credentials.createInsecure());
-const wallet = new poker.wallet.v1.WalletService(args.wallet, grpc.credentials.createInsecure());
+const tls = grpc.credentials.createSsl(fs.readFileSync(path.join(args['data-dir'], 'pki', 'ca.crt')));
+const tables = new poker.table.v1.TableService(args.table, tls);
+const wallet = new poker.wallet.v1.WalletService(args.wallet, tls);
 
 // google.rpc.Status and ErrorInfo from googleapis' protos (the google-proto-files package).
 const rpc = googleProtos.loadSync([googleProtos.getProtoPath('rpc', 'status.proto'),
@@ -48,19 +60,24 @@ function errorInfo(err) {
   return out;
 }
 
-// Headers sent today (interim identity, before token auth): x-caller names the calling service
-// (the wallet lets "lobby" deposit), x-player-id the player a call is made for.
-function meta(player) {
+// One token per identity, minted once: `authorization: Bearer <token>` on every call. A player's
+// token is the player: the services take the player from it, never from a request field.
+const tokens = new Map();
+function meta(who, role = 'player') {
+  const key = `${role}:${who}`;
+  if (!tokens.has(key)) {
+    const argv = ['token', '--data-dir', args['data-dir'], '--player', who, '--role', role];
+    tokens.set(key, execFileSync(args.pokerctl, argv, {encoding: 'utf8'}).trim());
+  }
   const md = new grpc.Metadata();
-  md.set('x-caller', 'lobby');
-  if (player) md.set('x-player-id', player);
+  md.set('authorization', `Bearer ${tokens.get(key)}`);
   return md;
 }
 
-function call(client, method, request, player) {
+function call(client, method, request, md) {
   return new Promise((resolve, reject) => {
     const deadline = new Date(Date.now() + 5000);
-    client[method](request, meta(player), {deadline}, (err, reply) => (err ? reject(err) : resolve(reply)));
+    client[method](request, md, {deadline}, (err, reply) => (err ? reject(err) : resolve(reply)));
   });
 }
 
@@ -93,7 +110,8 @@ async function main() {
   const suffix = crypto.randomBytes(3).toString('hex');
   const players = [`node-ann-${suffix}`, `node-bob-${suffix}`];
   for (const player of players) {
-    const got = await call(wallet, 'Deposit', {request_id: crypto.randomUUID(), player, amount: 1000});
+    const got = await call(wallet, 'Deposit', {request_id: crypto.randomUUID(), player, amount: 1000},
+      meta('node-cashier', 'cashier'));
     say('deposit', {player, cash: got.cash.balance});
   }
 
@@ -107,20 +125,21 @@ async function main() {
       stakes: {small_blind: 1, big_blind: 2}, profile: 'RULES_PROFILE_SEEDS', display_name: 'node example',
     },
   };
-  const created = (await call(tables, 'CreateTable', create)).table;
-  const retried = (await call(tables, 'CreateTable', create)).table;
+  const operator = meta('node-operator', 'operator');  // tables are opened by the operator
+  const created = (await call(tables, 'CreateTable', create, operator)).table;
+  const retried = (await call(tables, 'CreateTable', create, operator)).table;
   say('create_table', {name: created.name, status: created.status, version: created.version,
     retry_same_table: retried.name === created.name && retried.version === created.version});
   const name = created.name;
 
   for (const [i, player] of players.entries()) {
     const joined = await call(tables, 'JoinTable', {request_id: crypto.randomUUID(), table: name,
-      player_id: player, seat: i + 1, buy_in: 200, post_choice: 'POST_CHOICE_POST_NOW'}, player);
+      player_id: player, seat: i + 1, buy_in: 200, post_choice: 'POST_CHOICE_POST_NOW'}, meta(player));
     say('join_table', {player, seat: joined.seat, version: joined.table.version});
   }
 
   // The dealer service starts the hand by itself once two players are ready (StartHand is the
-  // dealer's RPC: it needs x-caller "dealer"); the game server only watches for it.
+  // dealer's RPC: only the dealer's certificate may call it); the game server only watches for it.
   const view = await waitForHand(name, players[0], Number(args['timeout-ms']));
   const hand = view.current_hand;
   const seatOf = (seat) => view.seats.find((s) => s.seat === seat);
@@ -134,7 +153,7 @@ async function main() {
   // A deliberately bad request: the player who is not to act tries to fold.
   try {
     await call(tables, 'Act', {request_id: crypto.randomUUID(), table: name, player_id: other,
-      hand_id: hand.hand_id, action: 'ACTION_TYPE_FOLD'}, other);
+      hand_id: hand.hand_id, action: 'ACTION_TYPE_FOLD'}, meta(other));
     say('refused', {unexpected: 'the out-of-turn fold was accepted'});
   } catch (err) {
     say('refused', errorInfo(err));
@@ -143,17 +162,17 @@ async function main() {
   // The other player leaves first (pending: they are in the hand), so no second hand is dealt;
   // then the player to act folds at the version the leave left (else ABORTED, STALE_VERSION).
   const leave = (player) => call(tables, 'LeaveTable',
-    {request_id: crypto.randomUUID(), table: name, player_id: player}, player);
+    {request_id: crypto.randomUUID(), table: name, player_id: player}, meta(player));
   const left = await leave(other);
   say('leave_table', {player: other, pending: left.pending, cashed_out: left.cashed_out});
   const acted = await call(tables, 'Act', {request_id: crypto.randomUUID(), table: name, player_id: toAct,
-    hand_id: hand.hand_id, action: 'ACTION_TYPE_FOLD', expected_version: left.table.version}, toAct);
-  const ended = (await call(tables, 'GetHand', {name: `${name}/hands/${hand.hand_id}`})).hand;
+    hand_id: hand.hand_id, action: 'ACTION_TYPE_FOLD', expected_version: left.table.version}, meta(toAct));
+  const ended = (await call(tables, 'GetHand', {name: `${name}/hands/${hand.hand_id}`}, meta(toAct))).hand;
   say('hand', {hand_id: ended.hand_id, version: acted.version, outcome: ended.outcome,
     payouts: ended.payouts.map((p) => ({player: p.player_id, amount: p.amount}))});
   const last = await leave(toAct);
   say('leave_table', {player: toAct, pending: last.pending, cashed_out: last.cashed_out});
-  const final = (await call(tables, 'GetTable', {name})).table;
+  const final = (await call(tables, 'GetTable', {name}, meta(toAct))).table;
   say('table', {name, status: final.status, hands_played: final.hands_played,
     seated: final.seats.filter((s) => s.player_id).length});
 }
