@@ -119,7 +119,9 @@ class Clients:
         raise AssertionError("the table service stayed unavailable")
 
     async def active_hands(self) -> list[dpb.ActiveHand]:
-        got = await self.dealer.ListActiveHands(dpb.ListActiveHandsRequest(page_size=500), timeout=5)
+        got = await self.dealer.ListActiveHands(
+            dpb.ListActiveHandsRequest(page_size=500), timeout=5, metadata=CALLER
+        )
         return list(got.hands)
 
 

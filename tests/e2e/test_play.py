@@ -17,7 +17,7 @@ from openpoker.pokerctl.chips import check_chips, house_balance
 from openpoker.pokerctl.cmd_demo import play, quiesce, table_plan
 from openpoker.pokerctl.local import LocalSystem
 from openpoker.shell.client import rich_error
-from tests.e2e.helpers import Clients, in_hand, refused
+from tests.e2e.helpers import CALLER, Clients, in_hand, refused
 
 # The whole system as processes for this module: over 5 s a test on 2 shared cores, so `make
 # test-fast` leaves the module out (docs/testing.md).
@@ -115,13 +115,16 @@ async def test_illegal_actions_are_refused_and_change_nothing(system: LocalSyste
         # The operator pauses the table and voids the hand: the table returns every chip and the
         # wallet releases the reservations.
         await c.dealer.PauseTable(
-            dpb.PauseTableRequest(request_id=str(uuid.uuid4()), table=f"tables/{table_id}"), timeout=5
+            dpb.PauseTableRequest(request_id=str(uuid.uuid4()), table=f"tables/{table_id}"),
+            timeout=5,
+            metadata=CALLER,
         )
         voided = await c.dealer.VoidHand(
             dpb.VoidHandRequest(
                 request_id=str(uuid.uuid4()), name=f"tables/{table_id}/hands/{hand.hand_id}", reason="e2e"
             ),
             timeout=10,
+            metadata=CALLER,
         )
         assert voided.released == 2 * buy_in
         await quiesce(system.targets["dealer"], [table_id])
@@ -133,6 +136,7 @@ async def test_illegal_actions_are_refused_and_change_nothing(system: LocalSyste
                     request_id=str(uuid.uuid4()), name=f"tables/{table_id}/hands/nope-1", reason="e2e"
                 ),
                 timeout=5,
+                metadata=CALLER,
             )
         )
         assert (err.code, err.reason) == (grpc.StatusCode.NOT_FOUND, "HAND_NOT_FOUND")
@@ -153,7 +157,9 @@ async def pause_when_followed(c: Clients, table_id: str) -> None:
     for _ in range(200):
         try:
             await c.dealer.PauseTable(
-                dpb.PauseTableRequest(request_id=str(uuid.uuid4()), table=f"tables/{table_id}"), timeout=5
+                dpb.PauseTableRequest(request_id=str(uuid.uuid4()), table=f"tables/{table_id}"),
+                timeout=5,
+                metadata=CALLER,
             )
             return
         except grpc.RpcError as err:
@@ -177,7 +183,9 @@ async def test_a_void_gives_a_player_who_folded_and_left_back_everything(system:
         buy_in = buy_in_for(config)
         seats = {await c.seat(table_id, p, buy_in): p for p in players}
         await c.dealer.ResumeTable(
-            dpb.ResumeTableRequest(request_id=str(uuid.uuid4()), table=f"tables/{table_id}"), timeout=5
+            dpb.ResumeTableRequest(request_id=str(uuid.uuid4()), table=f"tables/{table_id}"),
+            timeout=5,
+            metadata=CALLER,
         )
         table = await c.wait(table_id, in_hand, what="a hand to start")
         assert sum(1 for s in table.seats if s.hole_cards) == 3
@@ -206,13 +214,16 @@ async def test_a_void_gives_a_player_who_folded_and_left_back_everything(system:
         assert folder not in {s.player_id for s in left.seats}
         assert left.current_hand.outcome == tpb.HAND_OUTCOME_IN_PROGRESS
         await c.dealer.PauseTable(
-            dpb.PauseTableRequest(request_id=str(uuid.uuid4()), table=f"tables/{table_id}"), timeout=5
+            dpb.PauseTableRequest(request_id=str(uuid.uuid4()), table=f"tables/{table_id}"),
+            timeout=5,
+            metadata=CALLER,
         )
         await c.dealer.VoidHand(
             dpb.VoidHandRequest(
                 request_id=str(uuid.uuid4()), name=f"tables/{table_id}/hands/{hand_id}", reason="e2e"
             ),
             timeout=10,
+            metadata=CALLER,
         )
         await quiesce(system.targets["dealer"], [table_id])
         final = await c.view(table_id)

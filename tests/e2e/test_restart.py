@@ -21,7 +21,7 @@ from openpoker.services.dealer.audit import read_reveals
 from openpoker.services.dealer.tracker import decode_event
 from openpoker.shell.client import rich_error
 from openpoker.shuffle import ShuffleRecord, dealt_from_top, verify_record
-from tests.e2e.helpers import Clients, in_hand
+from tests.e2e.helpers import CALLER, Clients, in_hand
 
 # The whole system as processes for this module: over 5 s a test on 2 shared cores, so `make
 # test-fast` leaves the module out (docs/testing.md).
@@ -92,13 +92,14 @@ async def test_table_then_dealer_killed_mid_hand(system: LocalSystem) -> None:
         second = await c.wait(table_id, in_hand, what="hand 2")
         assert second.current_hand.hand_id == f"{table_id}-2"
         await c.dealer.PauseTable(
-            dpb.PauseTableRequest(request_id=str(uuid.uuid4()), table=f"tables/{table_id}")
+            dpb.PauseTableRequest(request_id=str(uuid.uuid4()), table=f"tables/{table_id}"), metadata=CALLER
         )
         voided = await c.dealer.VoidHand(
             dpb.VoidHandRequest(
                 request_id=str(uuid.uuid4()), name=f"tables/{table_id}/hands/{table_id}-2", reason="test over"
             ),
             timeout=10,
+            metadata=CALLER,
         )
         # Every reservation of hand 2 (the stack each player dealt in started it with) is released.
         dealt_in = [s for s in second.seats if s.player_id and s.hole_cards]

@@ -83,5 +83,5 @@ async def deposit(wallet: WalletServer, player: str, amount: int) -> None:
 async def balance(wallet: WalletServer, account: str) -> int:
     async with channel(wallet.server.address) as chan:
         stub: Any = wpb_grpc.WalletServiceStub(chan)
-        reply = await stub.GetBalance(wpb.GetBalanceRequest(account=account))
+        reply = await stub.GetBalance(wpb.GetBalanceRequest(account=account), metadata=CASHIER)
         return int(reply.balance.balance)

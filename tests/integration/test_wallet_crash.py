@@ -51,6 +51,7 @@ RAKE_PB = pb.RakeRules(
 )
 META = (("x-caller", "pokerctl"),)
 DEALER = (("x-caller", "dealer"),)
+TABLE = (("x-caller", "table"),)  # buy-ins and cash-outs come from the table service only
 T = TypeVar("T")
 
 
@@ -157,7 +158,7 @@ async def script(driver: Driver, rng: random.Random) -> dict[str, int]:
         r = await driver.call(
             lambda s, p=p: s.BuyIn(
                 pb.BuyInRequest(request_id=f"buy-{p}", table_id="t1", player=p, amount=3_000),
-                metadata=META,
+                metadata=TABLE,
                 timeout=2,
             )  # type: ignore[misc]
         )
@@ -198,7 +199,7 @@ async def script(driver: Driver, rng: random.Random) -> dict[str, int]:
     for p in PLAYERS:
         if seat[p]:
             out = pb.CashOutRequest(request_id=f"out-{p}", table_id="t1", player=p)
-            driver.note(await driver.call(lambda s, q=out: s.CashOut(q, metadata=META, timeout=2)))  # type: ignore[misc]
+            driver.note(await driver.call(lambda s, q=out: s.CashOut(q, metadata=TABLE, timeout=2)))  # type: ignore[misc]
             add(f"cash/{p}", seat[p])
         add(f"escrow/t1/{p}", 0)
         take = expected[f"cash/{p}"] // 3
@@ -216,7 +217,7 @@ async def ready(port: int) -> None:
         chan = channel(f"127.0.0.1:{port}")
         try:
             await pb_grpc.WalletServiceStub(chan).GetBalance(
-                pb.GetBalanceRequest(account="world"), timeout=0.5
+                pb.GetBalanceRequest(account="world"), timeout=0.5, metadata=META
             )
             return
         except grpc.aio.AioRpcError:
@@ -260,7 +261,7 @@ async def test_kill_the_wallet_while_the_driver_retries(nats_url: str, tmp_path:
         await chaos
         for account, amount in expected.items():
             got = await driver.call(
-                lambda s, a=account: s.GetBalance(pb.GetBalanceRequest(account=a), timeout=2)  # type: ignore[misc]
+                lambda s, a=account: s.GetBalance(pb.GetBalanceRequest(account=a), timeout=2, metadata=META)  # type: ignore[misc]
             )
             assert (account, got.balance.balance) == (account, amount)
             assert got.balance.debits_pending == 0

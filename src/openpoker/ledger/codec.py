@@ -85,11 +85,14 @@ def encode_event(event: Event) -> dict[str, Any]:
         case LedgerOpened():
             return {"type": "LedgerOpened", "currency": event.currency}
         case TransfersCommitted():
-            return {
+            out: dict[str, Any] = {
                 "type": "TransfersCommitted",
                 "request_id": event.request_id,
                 "transfers": [encode_record(r) for r in event.transfers],
             }
+            if event.day:
+                out["day"] = event.day
+            return out
         case HandOpened():
             return {
                 "type": "HandOpened",
@@ -120,7 +123,9 @@ def decode_event(d: dict[str, Any]) -> Event:
         return LedgerOpened(currency=d["currency"])
     if kind == "TransfersCommitted":
         return TransfersCommitted(
-            request_id=d["request_id"], transfers=tuple(decode_record(r) for r in d["transfers"])
+            request_id=d["request_id"],
+            transfers=tuple(decode_record(r) for r in d["transfers"]),
+            day=str(d.get("day", "")),
         )
     if kind == "HandOpened":
         return HandOpened(
@@ -178,6 +183,9 @@ def encode_state(state: LedgerState) -> dict[str, Any]:
             }
             for _, h in sorted(state.hands.items())
         ],
+        # Each cash account's deposits of its latest day (absent from snapshots older than the
+        # daily limit, taken when no deposit was dated yet: empty is then exact).
+        "deposit_days": {k: [day, total] for k, (day, total) in sorted(state.deposit_days.items())},
     }
 
 
@@ -205,4 +213,5 @@ def decode_state(d: dict[str, Any]) -> LedgerState:
             saw_flop=bool(h["saw_flop"]),
         )
         state.hands[hand_key(hand.table_id, hand.hand_no)] = hand
+    state.deposit_days = {k: (str(day), int(total)) for k, (day, total) in d.get("deposit_days", {}).items()}
     return state

@@ -10,9 +10,11 @@ crash regenerates the very same transfers whatever request id it uses.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 from openpoker.engine.rules import RakeRules
+from openpoker.ledger.limits import NO_LIMITS, DepositLimits
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -23,9 +25,14 @@ class PlayerAmount:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Deposit:
+    """Money in from the outside world, under ``limits`` (``ledger.limits``); ``at`` is when it
+    was asked (aware; its UTC day counts toward the daily limit), required with a daily limit."""
+
     request_id: str
     player: str
     amount: int
+    at: dt.datetime | None = None
+    limits: DepositLimits = NO_LIMITS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import assert_never
 
-from openpoker.ledger import accounts
+from openpoker.ledger import accounts, limits
 from openpoker.ledger.accounts import Balances
 from openpoker.ledger.commands import (
     BuyIn,
@@ -83,6 +83,8 @@ class LedgerState:
     # pending transfer id -> id of the post or void that resolved it
     resolved: dict[str, str] = field(default_factory=dict)
     hands: dict[str, HandRecord] = field(default_factory=dict)
+    # cash account -> (UTC day, deposits of that day): its latest dated deposits (ledger.limits)
+    deposit_days: dict[str, tuple[str, int]] = field(default_factory=dict)
     commands: int = 0  # events applied that moved money (for status pages)
 
     def balance(self, account: str) -> Balances:
@@ -122,14 +124,27 @@ def decide(state: LedgerState, command: Command) -> Decision:
         case Deposit():
             check_request_id(command.request_id)
             check_amount("amount", command.amount)
+            account = accounts.cash(command.player)
             op = Transfer(
                 id=f"deposit/{command.request_id}",
                 debit=accounts.WORLD,
-                credit=accounts.cash(command.player),
+                credit=account,
                 amount=command.amount,
                 code=TransferCode.DEPOSIT,
             )
-            return _batch(state, command.request_id, (op,))
+            if existing(state.transfers, (op,)):
+                return _duplicate((op,))  # a retry answers the first result, whatever the limits now
+            day = limits.day_of(command.at) if command.at is not None else ""
+            if command.limits.daily_deposit is not None and not day:
+                raise ValueError("a deposit under a daily limit needs its time (Deposit.at)")
+            limits.check_deposit(
+                command.limits,
+                account=account,
+                balance=state.accounts.get(account, Balances()),
+                amount=command.amount,
+                deposited_today=limits.deposited_on(state.deposit_days, account, day),
+            )
+            return _batch(state, command.request_id, (op,), day=day)
         case Withdraw():
             check_request_id(command.request_id)
             check_amount("amount", command.amount)
@@ -256,13 +271,14 @@ def _batch(
     idle_seat: tuple[str, str] | None = None,
     before: tuple[Event, ...] = (),
     after: tuple[Event, ...] = (),
+    day: str = "",
 ) -> Decision:
     if existing(state.transfers, ops):
         return _duplicate(ops)
     if idle_seat is not None:
         _require_idle(state, *idle_seat)
     records = plan_batch(state.accounts, state.transfers, state.resolved, ops)
-    committed = TransfersCommitted(request_id=request_id, transfers=records)
+    committed = TransfersCommitted(request_id=request_id, transfers=records, day=day)
     return Decision(events=(*before, committed, *after), transfer_ids=tuple(op.id for op in ops))
 
 
@@ -277,6 +293,8 @@ def evolve(state: LedgerState, event: Event) -> LedgerState:
                 state.transfers[record.id] = record
                 if record.pending_id:
                     state.resolved[record.pending_id] = record.id
+                if event.day and record.code is TransferCode.DEPOSIT:
+                    limits.record_deposit(state.deposit_days, record.credit, event.day, record.amount)
             state.commands += 1
         case HandOpened():
             state.hands[hand_key(event.table_id, event.hand_no)] = HandRecord(

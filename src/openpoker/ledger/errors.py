@@ -262,3 +262,61 @@ class SettlementMismatch(LedgerError):
         self.table_id = table_id
         self.hand_no = hand_no
         self.problem = problem
+
+
+class DepositOverLimit(LedgerError):
+    """One deposit larger than the wallet's per-request limit."""
+
+    reason = "DEPOSIT_OVER_LIMIT"
+    kind = "precondition"
+
+    def __init__(self, *, account: str, amount: int, limit: int) -> None:
+        super().__init__(
+            f"a deposit of {amount} into {account} is over the limit of {limit} per deposit",
+            account=account,
+            amount=amount,
+            limit=limit,
+        )
+        self.account = account
+        self.amount = amount
+        self.limit = limit
+
+
+class DailyLimitReached(LedgerError):
+    """The account's deposits of this UTC day would pass the wallet's daily limit."""
+
+    reason = "DAILY_LIMIT_REACHED"
+    kind = "exhausted"
+
+    def __init__(self, *, account: str, amount: int, deposited: int, limit: int) -> None:
+        super().__init__(
+            f"{account} received {deposited} today; {amount} more passes the daily limit of {limit}",
+            account=account,
+            amount=amount,
+            deposited=deposited,
+            limit=limit,
+        )
+        self.account = account
+        self.amount = amount
+        self.deposited = deposited
+        self.limit = limit
+
+
+class BalanceCeiling(LedgerError):
+    """A deposit that would lift a cash account above the wallet's balance ceiling."""
+
+    reason = "BALANCE_CEILING"
+    kind = "precondition"
+
+    def __init__(self, *, account: str, amount: int, balance: int, limit: int) -> None:
+        super().__init__(
+            f"{account} holds {balance}; a deposit of {amount} passes the ceiling of {limit}",
+            account=account,
+            amount=amount,
+            balance=balance,
+            limit=limit,
+        )
+        self.account = account
+        self.amount = amount
+        self.balance = balance
+        self.limit = limit

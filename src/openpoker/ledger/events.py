@@ -23,10 +23,12 @@ class LedgerOpened:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TransfersCommitted:
-    """A linked batch of transfers, applied whole."""
+    """A linked batch of transfers, applied whole. ``day``: the UTC day (``YYYY-MM-DD``) of a
+    dated deposit, counted toward the account's daily limit ("" otherwise)."""
 
     request_id: str
     transfers: tuple[TransferRecord, ...]
+    day: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,6 +3,7 @@ status, hands in flight with pagination, void, pause and resume, and the errors 
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -31,6 +32,16 @@ async def rig() -> AsyncIterator[Rig]:
     await r.app.stop()
 
 
+class Staff:
+    """The dealer's stub calling as ``pokerctl`` (the dealer's API is the operator's)."""
+
+    def __init__(self, stub: Any) -> None:
+        self._stub = stub
+
+    def __getattr__(self, name: str) -> Any:
+        return functools.partial(getattr(self._stub, name), metadata=(("x-caller", "pokerctl"),))
+
+
 @pytest.fixture
 async def stub(rig: Rig) -> AsyncIterator[Any]:
     config = ShellConfig.from_env(
@@ -42,7 +53,7 @@ async def stub(rig: Rig) -> AsyncIterator[Any]:
 
     server = await start_server(config, [spec(DealerServicer(rig.app, pending=pending))])
     async with channel(server.address) as chan:
-        yield pb_grpc.DealerServiceStub(chan)
+        yield Staff(pb_grpc.DealerServiceStub(chan))
     await server.stop()
 
 

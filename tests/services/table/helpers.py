@@ -24,6 +24,7 @@ from openpoker.shell.server import RunningServer, start_server
 from openpoker.tablelog.store import MemoryTableEvents, TableStore
 
 DEALER = (("x-caller", "dealer"),)
+OPERATOR = (("x-caller", "pokerctl"),)  # tables are created by staff
 PARTITIONS = 256  # the table store's partitions in these tests
 
 
@@ -172,7 +173,8 @@ def sealed(deck: Sequence[Card] = STANDARD_DECK) -> bytes:
 
 async def create(stub: Any, table_id: str = "t1", config: pb.TableConfig | None = None) -> pb.Table:
     reply = await stub.CreateTable(
-        pb.CreateTableRequest(request_id=rid(), table_id=table_id, config=config or nl_config())
+        pb.CreateTableRequest(request_id=rid(), table_id=table_id, config=config or nl_config()),
+        metadata=OPERATOR,
     )
     table: pb.Table = reply.table
     return table

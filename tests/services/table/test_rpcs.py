@@ -12,6 +12,7 @@ from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.shell.client import RichError, rich_error
 from tests.services.table.helpers import (
     DEALER,
+    OPERATOR,
     FakeWallet,
     Running,
     act,
@@ -51,12 +52,16 @@ async def heads_up(svc: Running) -> pb.Table:
 
 async def test_bad_input_is_invalid_argument(svc: Running) -> None:
     err = await refused(
-        svc.stub.CreateTable(pb.CreateTableRequest(request_id=rid(), config=pb.TableConfig()))
+        svc.stub.CreateTable(
+            pb.CreateTableRequest(request_id=rid(), config=pb.TableConfig()), metadata=OPERATOR
+        )
     )
     assert (err.code, err.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_GAME")
     bad_rake = nl_config()
     bad_rake.rake.basis_points = 900
-    err = await refused(svc.stub.CreateTable(pb.CreateTableRequest(request_id=rid(), config=bad_rake)))
+    err = await refused(
+        svc.stub.CreateTable(pb.CreateTableRequest(request_id=rid(), config=bad_rake), metadata=OPERATOR)
+    )
     assert (err.code, err.reason, err.metadata["field"]) == (
         grpc.StatusCode.INVALID_ARGUMENT,
         "INVALID_RULES",
@@ -359,9 +364,10 @@ async def test_list_tables_paginates(svc: Running) -> None:
 
 async def test_create_table_retry_returns_the_first_result(svc: Running) -> None:
     request = pb.CreateTableRequest(request_id=rid(), config=nl_config())
-    first = await svc.stub.CreateTable(request)
+    first = await svc.stub.CreateTable(request, metadata=OPERATOR)
     again = await svc.stub.CreateTable(
-        request.__class__(request_id=request.request_id, table_id=first.table.table_id, config=nl_config())
+        request.__class__(request_id=request.request_id, table_id=first.table.table_id, config=nl_config()),
+        metadata=OPERATOR,
     )
     assert first.table.table_id.startswith("t-")
     assert again.table.version == first.table.version == 1

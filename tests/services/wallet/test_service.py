@@ -53,7 +53,7 @@ async def test_deposit_balance_and_retry(rig: Rig) -> None:
     assert again.duplicate
     assert again.transfers == first.transfers
     assert again.cash.balance == 1000
-    world = await rig.stub.GetBalance(pb.GetBalanceRequest(account="world"))
+    world = await rig.stub.GetBalance(pb.GetBalanceRequest(account="world"), metadata=CASHIER)
     assert world.balance.balance == -1000
 
 
@@ -68,7 +68,9 @@ async def test_errors_carry_reasons_and_numbers(rig: Rig) -> None:
     for bad in (0, -3):
         code, reason, _ = await failure(lambda bad=bad: deposit(rig, "alice", bad, rid=f"x{bad}"))  # type: ignore[misc]
         assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_AMOUNT")
-    code, reason, _ = await failure(lambda: rig.stub.GetBalance(pb.GetBalanceRequest(account="cash/nobody")))
+    code, reason, _ = await failure(
+        lambda: rig.stub.GetBalance(pb.GetBalanceRequest(account="cash/nobody"), metadata=CASHIER)
+    )
     assert (code, reason) == (grpc.StatusCode.NOT_FOUND, "UNKNOWN_ACCOUNT")
     wrong = pb.DepositRequest(request_id="d9", player="alice", amount=1, currency="EUR")
     code, reason, _ = await failure(lambda: rig.stub.Deposit(wrong, metadata=CASHIER))
@@ -129,7 +131,7 @@ async def test_a_hand_end_to_end(rig: Rig) -> None:
     assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "HAND_ALREADY_SETTLED")
     out = await rig.stub.CashOut(cash_out, metadata=TABLE)
     assert (out.transfers[0].amount, out.cash.balance, out.escrow.balance) == (3000, 9000, 0)
-    house = await rig.stub.GetBalance(pb.GetBalanceRequest(account="house/rake"))
+    house = await rig.stub.GetBalance(pb.GetBalanceRequest(account="house/rake"), metadata=CASHIER)
     assert house.balance.balance == 100
     report, _ = audit(e for _, events in await rig.app.store.read_all() for e in events)
     assert report.ok, report.breaches
@@ -143,7 +145,7 @@ async def test_list_transfers_pages(rig: Rig) -> None:
     pages = 0
     while True:
         page = await rig.stub.ListTransfers(
-            pb.ListTransfersRequest(account="cash/alice", page_size=3, page_token=token)
+            pb.ListTransfersRequest(account="cash/alice", page_size=3, page_token=token), metadata=CASHIER
         )
         seen.extend(t.amount for t in page.transfers)
         pages += 1
@@ -153,10 +155,14 @@ async def test_list_transfers_pages(rig: Rig) -> None:
     assert seen == [10 + i for i in range(7)]
     assert pages == 3
     code, reason, _ = await failure(
-        lambda: rig.stub.ListTransfers(pb.ListTransfersRequest(account="world", page_token="bogus"))
+        lambda: rig.stub.ListTransfers(
+            pb.ListTransfersRequest(account="world", page_token="bogus"), metadata=CASHIER
+        )
     )
     assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_PAGE_TOKEN")
-    code, reason, _ = await failure(lambda: rig.stub.ListTransfers(pb.ListTransfersRequest(page_size=-1)))
+    code, reason, _ = await failure(
+        lambda: rig.stub.ListTransfers(pb.ListTransfersRequest(page_size=-1), metadata=CASHIER)
+    )
     assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_PAGE_SIZE")
 
 

@@ -74,15 +74,16 @@ async def test_a_bad_table_id_is_a_typed_error(rig: Rig, table_id: str) -> None:
     assert dict(err.metadata)["field"] == "table_id"
 
 
-async def test_only_the_table_service_and_the_operator_may_list() -> None:
+async def test_only_the_table_service_and_staff_may_list() -> None:
     rig = await start_rig(InMemoryEventStore())
     try:
         request = pb.ListTableEscrowsRequest(table_id="t1")
-        for who in ("table", "pokerctl"):
+        for who in ("table", "pokerctl", "operator", "auditor"):
             await rig.stub.ListTableEscrows(request, metadata=caller(who))
         for metadata, code in (
             ((), grpc.StatusCode.UNAUTHENTICATED),
-            (caller("lobby"), grpc.StatusCode.PERMISSION_DENIED),
+            (caller("player"), grpc.StatusCode.PERMISSION_DENIED),
+            (caller("cashier"), grpc.StatusCode.PERMISSION_DENIED),
             (DEALER, grpc.StatusCode.PERMISSION_DENIED),
         ):
             with pytest.raises(grpc.aio.AioRpcError) as info:

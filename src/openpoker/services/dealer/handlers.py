@@ -1,7 +1,15 @@
-"""gRPC handlers: protobuf -> app -> protobuf. Nothing else happens here."""
+"""gRPC handlers: caller check, protobuf -> app -> protobuf. Nothing else happens here.
+
+The dealer's API is the operator's: pausing, resuming and voiding need an operator token or
+``pokerctl``'s staff certificate; the read-only status (GetDealerStatus, ListActiveHands) also an
+auditor. Callers are named by ``shell.callers.caller_of`` (the ``x-caller`` header on a plaintext
+test rig only): deny by default, UNAUTHENTICATED CALLER_REQUIRED for an anonymous caller,
+PERMISSION_DENIED CALLER_NOT_ALLOWED for another.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from grpc import aio
@@ -13,8 +21,25 @@ from openpoker.services.dealer import mapping
 from openpoker.services.dealer.app import DealerApp, HandFinished, UnknownHand
 from openpoker.services.dealer.errors import BadName, HandAlreadyFinished, HandNotFound, TableNotFound
 from openpoker.shell import paging
+from openpoker.shell.callers import authorize, caller_of
 from openpoker.shell.logs import bind
 from openpoker.tablelog import ids
+
+_OPERATORS = frozenset({"operator", "pokerctl"})
+_READERS = frozenset({"operator", "auditor", "pokerctl"})
+ALLOWED_CALLERS: Mapping[str, frozenset[str]] = {
+    "GetDealerStatus": _READERS,
+    "ListActiveHands": _READERS,
+    "VoidHand": _OPERATORS,
+    "PauseTable": _OPERATORS,
+    "ResumeTable": _OPERATORS,
+}
+
+
+def _enter(method: str, context: aio.ServicerContext[Any, Any]) -> None:
+    caller = caller_of(context)
+    bind(caller=caller or "-")
+    authorize(ALLOWED_CALLERS, method, caller)
 
 
 class DealerServicer(pb_grpc.DealerServiceServicer):
@@ -25,6 +50,7 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
     async def GetDealerStatus(
         self, request: pb.GetDealerStatusRequest, context: aio.ServicerContext[Any, Any]
     ) -> pb.GetDealerStatusResponse:
+        _enter("GetDealerStatus", context)
         app = self._app
         pending = 0 if self._pending is None else await self._pending()
         return pb.GetDealerStatusResponse(
@@ -40,6 +66,7 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
     async def ListActiveHands(
         self, request: pb.ListActiveHandsRequest, context: aio.ServicerContext[Any, Any]
     ) -> pb.ListActiveHandsResponse:
+        _enter("ListActiveHands", context)
         size = paging.page_size(request.page_size)
         offset = paging.page_offset(request.page_token, t=request.table)
         hands = self._app.active_hands()
@@ -57,6 +84,7 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
     async def VoidHand(
         self, request: pb.VoidHandRequest, context: aio.ServicerContext[Any, Any]
     ) -> pb.VoidHandResponse:
+        _enter("VoidHand", context)
         parsed = ids.parse_hand_name(request.name)
         if parsed is None:
             raise BadName(name=request.name, expected="tables/{table}/hands/{hand}")
@@ -82,9 +110,11 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
     async def PauseTable(
         self, request: pb.PauseTableRequest, context: aio.ServicerContext[Any, Any]
     ) -> pb.PauseTableResponse:
+        _enter("PauseTable", context)
         return pb.PauseTableResponse(table=await self._pause(request.table, True), paused=True)
 
     async def ResumeTable(
         self, request: pb.ResumeTableRequest, context: aio.ServicerContext[Any, Any]
     ) -> pb.ResumeTableResponse:
+        _enter("ResumeTable", context)
         return pb.ResumeTableResponse(table=await self._pause(request.table, False), paused=False)

@@ -5,7 +5,9 @@ person); a player-role caller is always themself, and a ``player_id`` / ``viewer
 naming anyone else is PERMISSION_DENIED (NOT_YOUR_SEAT); a player may act only for their own seat
 (SEAT_NOT_OWNED). The dealer-facing RPCs (StartHand, TimeOutSeat, ReportConnection, VoidHand)
 need the dealer's certificate (PERMISSION_DENIED, CALLER_NOT_DEALER otherwise); the dealer or an
-auditor token may read full hand histories. On a plaintext test rig the ``x-caller`` and
+auditor token may read full hand histories (of finished hands only). CreateTable needs an operator
+token or ``pokerctl``'s staff certificate (UNAUTHENTICATED CALLER_REQUIRED when anonymous,
+PERMISSION_DENIED CALLER_NOT_ALLOWED otherwise). On a plaintext test rig the ``x-caller`` and
 ``x-player-id`` headers stand in for the certificate and the token.
 """
 
@@ -42,7 +44,7 @@ from openpoker.services.table.errors import (
 from openpoker.services.table.queries import hand_events_of
 from openpoker.services.table.writer import Committed
 from openpoker.shell import paging
-from openpoker.shell.callers import caller_of, player_of
+from openpoker.shell.callers import authorize, caller_of, player_of
 from openpoker.shell.interceptor import refused
 from openpoker.shell.logs import bind
 from openpoker.shell.server import domain_for
@@ -51,6 +53,7 @@ from openpoker.tablelog.model import ActionEntry, LogEvent, TableModel, actions
 Context = aio.ServicerContext[Any, Any]
 DEALER = "dealer"
 AUDITORS = frozenset({"dealer", "auditor"})
+ALLOWED_CALLERS = {"CreateTable": frozenset({"operator", "pokerctl"})}
 # Actions per ActBatchStream message: bounds the work (and the answer) of one message.
 MAX_BATCH = 256
 DOMAIN = domain_for("table")
@@ -116,6 +119,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
     # -- players ----------------------------------------------------------------------------
 
     async def CreateTable(self, request: pb.CreateTableRequest, context: Context) -> pb.CreateTableResponse:
+        authorize(ALLOWED_CALLERS, "CreateTable", caller_of(context))
         rid = mapping.request_id_of(request.request_id)
         table_id = mapping.table_id_of(request.table_id) if request.table_id else ""
         rules = mapping.rules_of(request.config)

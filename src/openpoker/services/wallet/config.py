@@ -7,6 +7,10 @@ Besides the shell's ``POKER_*`` settings:
 * ``POKER_WALLET_SNAPSHOT_EVERY`` (default 1000): commands between snapshots (0 = never), or
   the number of commands the ledger already holds if that is more (``WalletApp._snapshot_due``).
 * ``POKER_WALLET_STREAM`` (default ``WALLET_EVENTS``): the JetStream stream of the ledger.
+* ``POKER_WALLET_MAX_DEPOSIT`` (default 1,000,000), ``POKER_WALLET_DAILY_DEPOSIT`` (default
+  10,000,000) and ``POKER_WALLET_MAX_BALANCE`` (default 1,000,000,000): the most one deposit may
+  bring, the most one cash account may receive by deposit per UTC day, and the most a deposit may
+  lift a cash account to (``openpoker.ledger.limits``; each at least 1, at most 2**53).
 """
 
 from __future__ import annotations
@@ -16,10 +20,27 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from openpoker.ledger.limits import DepositLimits
 from openpoker.shell.config import ConfigError, ShellConfig, env_int, env_str
 
 SERVICE = "wallet"
 _CURRENCY = re.compile(r"^[A-Z][A-Z0-9_]{1,15}$")
+MAX_DEPOSIT = 1_000_000
+DAILY_DEPOSIT = 10_000_000
+MAX_BALANCE = 1_000_000_000
+_LIMIT_CAP = 2**53  # far below int64: sums of a few limits can never overflow a total
+
+
+DEFAULT_DEPOSIT_LIMITS = DepositLimits(
+    max_deposit=MAX_DEPOSIT, daily_deposit=DAILY_DEPOSIT, max_balance=MAX_BALANCE
+)
+
+
+def _limit(env: Mapping[str, str], name: str, default: int) -> int:
+    value = env_int(env, name, default)
+    if not 1 <= value <= _LIMIT_CAP:
+        raise ConfigError(variable=name, value=str(value), problem=f"1..{_LIMIT_CAP}")
+    return value
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -28,6 +49,7 @@ class WalletConfig:
     currency: str
     snapshot_every: int
     stream: str
+    deposit_limits: DepositLimits = DEFAULT_DEPOSIT_LIMITS
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> WalletConfig:
@@ -41,4 +63,9 @@ class WalletConfig:
             currency=currency,
             snapshot_every=snapshot_every if snapshot_every > 0 else 2**62,
             stream=env_str(env, "POKER_WALLET_STREAM", "WALLET_EVENTS"),
+            deposit_limits=DepositLimits(
+                max_deposit=_limit(env, "POKER_WALLET_MAX_DEPOSIT", MAX_DEPOSIT),
+                daily_deposit=_limit(env, "POKER_WALLET_DAILY_DEPOSIT", DAILY_DEPOSIT),
+                max_balance=_limit(env, "POKER_WALLET_MAX_BALANCE", MAX_BALANCE),
+            ),
         )

@@ -1,7 +1,11 @@
 """gRPC handlers: caller check, protobuf -> command -> app -> protobuf. Nothing else happens here.
 
-Caller identity is the ``x-caller`` metadata (interim; see the proto's service comment): deny
-by default, one allow-list per method.
+The caller is named by ``shell.callers.caller_of`` (a service's certificate, ``pokerctl``'s staff
+certificate, or a token's role; the ``x-caller`` header on a plaintext test rig only): deny by
+default, one allow-list per method. Money moves on a seat only from the table service (BuyIn,
+CashOut) and on a hand only from the dealer or the table; money in and out of the system only
+from a cashier, an operator or pokerctl, under the deposit limits (``openpoker.ledger.limits``).
+A player token reads only its own accounts (``cash/<player>``, ``escrow/<table>/<player>``).
 """
 
 from __future__ import annotations
@@ -17,43 +21,71 @@ from openpoker.ledger import accounts
 from openpoker.services.wallet import mapping
 from openpoker.services.wallet.app import WalletApp
 from openpoker.shell import paging
-from openpoker.shell.callers import ANYONE, authorize, caller_of
+from openpoker.shell.callers import authorize, caller_of, player_of
+from openpoker.shell.identity import NotYourSeat
 from openpoker.shell.logs import bind
 
+PLAYER = "player"
 _HANDS = frozenset({"dealer", "table"})
-_SEATS = frozenset({"table", "dealer", "lobby", "pokerctl"})
-_CASHIER = frozenset({"cashier", "lobby", "pokerctl"})
+# pokerctl itself never buys in or cashes out (its bots join tables through the table service).
+_SEATS = frozenset({"table"})
+_CASHIER = frozenset({"cashier", "operator", "pokerctl"})
+# A player reads their own accounts only (``_own_account``); staff and services any account.
+_READERS = frozenset({PLAYER, "cashier", "auditor", "operator", "pokerctl", "table", "dealer"})
 ALLOWED_CALLERS: Mapping[str, frozenset[str]] = {
     "Deposit": _CASHIER,
     "Withdraw": _CASHIER,
-    "GetBalance": frozenset({ANYONE}),
-    "ListTransfers": frozenset({ANYONE}),
+    "GetBalance": _READERS,
+    "ListTransfers": _READERS,
     "BuyIn": _SEATS,
     "CashOut": _SEATS,
     "OpenHand": _HANDS,
     "SettleHand": _HANDS,
     "VoidHand": _HANDS,
-    # Read-only, but it lists who sits with money where: the table service (reconciliation)
-    # and the operator's tool.
-    "ListTableEscrows": frozenset({"table", "pokerctl"}),
+    # Read-only, but it lists who sits with money where: the table service (reconciliation),
+    # the operator's tool and staff.
+    "ListTableEscrows": frozenset({"table", "pokerctl", "operator", "auditor"}),
 }
 
 Context = aio.ServicerContext[Any, Any]
+
+
+def _owner(account: str) -> str:
+    """The player who owns ``cash/<player>`` or ``escrow/<table>/<player>``; "" for any other."""
+    parts = account.split("/")
+    if len(parts) == 2 and parts[0] == accounts.AccountKind.CASH:
+        return parts[1]
+    if len(parts) == 3 and parts[0] == accounts.AccountKind.ESCROW:
+        return parts[2]
+    return ""
+
+
+def _own_account(context: Context, account: str) -> None:
+    """A player-role caller reads only their own accounts (PERMISSION_DENIED NOT_YOUR_SEAT)."""
+    me = player_of(context, "", required=True)  # the token's subject (x-player-id on plaintext)
+    if not me or _owner(account) != me:
+        raise NotYourSeat(player=_owner(account) or account)
 
 
 class WalletServicer(pb_grpc.WalletServiceServicer):
     def __init__(self, app: WalletApp) -> None:
         self._app = app
 
-    def _enter(self, method: str, context: Context, **ids: str | int) -> None:
+    def _enter(self, method: str, context: Context, **ids: str | int) -> str:
         caller = caller_of(context)
         bind(caller=caller or "-", **ids)
         authorize(ALLOWED_CALLERS, method, caller)
+        return caller
+
+    def _read(self, method: str, context: Context, account: str) -> None:
+        if self._enter(method, context) == PLAYER:
+            _own_account(context, account)
 
     async def Deposit(self, request: pb.DepositRequest, context: Context) -> pb.DepositResponse:
         self._enter("Deposit", context, player=request.player)
         self._app.check_currency(request.currency)
-        outcome = await self._app.execute(mapping.deposit(request))
+        command = mapping.deposit(request, at=self._app.now(), limits=self._app.deposit_limits)
+        outcome = await self._app.execute(command)
         account, cash = self._app.balance(accounts.cash(request.player))
         return pb.DepositResponse(
             transfers=mapping.transfers_to_proto(outcome.transfers),
@@ -75,7 +107,7 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
         )
 
     async def GetBalance(self, request: pb.GetBalanceRequest, context: Context) -> pb.GetBalanceResponse:
-        self._enter("GetBalance", context)
+        self._read("GetBalance", context, request.account)
         account, balance = self._app.balance(request.account)
         return pb.GetBalanceResponse(
             balance=mapping.balance_to_proto(account, balance), currency=self._app.currency
@@ -84,7 +116,7 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
     async def ListTransfers(
         self, request: pb.ListTransfersRequest, context: Context
     ) -> pb.ListTransfersResponse:
-        self._enter("ListTransfers", context)
+        self._read("ListTransfers", context, request.account)
         size = paging.page_size(request.page_size)
         offset = paging.page_offset(request.page_token, a=request.account)
         page, following = self._app.transfers_of(request.account, offset=offset, limit=size)

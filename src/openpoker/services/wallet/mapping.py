@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
 
 from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
@@ -17,6 +18,7 @@ from openpoker.ledger.commands import (
     VoidHand,
     Withdraw,
 )
+from openpoker.ledger.limits import DepositLimits
 from openpoker.ledger.transfers import Phase, TransferCode, TransferRecord
 from openpoker.services.wallet.errors import InvalidRakeRules
 
@@ -101,8 +103,8 @@ def rake_from_proto(m: pb.RakeRules) -> RakeRules:
     return RakeRules(basis_points=m.basis_points, caps=tuple(sorted(caps)), no_flop_no_drop=m.no_flop_no_drop)
 
 
-def deposit(m: pb.DepositRequest) -> Deposit:
-    return Deposit(request_id=m.request_id, player=m.player, amount=m.amount)
+def deposit(m: pb.DepositRequest, *, at: dt.datetime, limits: DepositLimits) -> Deposit:
+    return Deposit(request_id=m.request_id, player=m.player, amount=m.amount, at=at, limits=limits)
 
 
 def withdraw(m: pb.WithdrawRequest) -> Withdraw:

@@ -67,6 +67,7 @@ async def start(config: WalletConfig) -> WalletServer:
             await open_store(nc, config.stream),
             currency=config.currency,
             snapshot_every=config.snapshot_every,
+            deposit_limits=config.deposit_limits,
         )
         await app.start()
         server = await start_server(config.shell, [spec(app)])

@@ -1,0 +1,35 @@
+"""The wallet's deposit limits from the environment: defaults, overrides, values refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from openpoker.ledger.limits import DepositLimits
+from openpoker.services.wallet.config import WalletConfig
+from openpoker.shell.config import ConfigError
+
+BASE = {"POKER_INSECURE": "true"}
+
+
+def test_defaults_are_far_below_int64() -> None:
+    limits = WalletConfig.from_env(BASE).deposit_limits
+    assert limits == DepositLimits(max_deposit=1_000_000, daily_deposit=10_000_000, max_balance=1_000_000_000)
+
+
+def test_each_limit_is_a_setting() -> None:
+    env = {
+        **BASE,
+        "POKER_WALLET_MAX_DEPOSIT": "5",
+        "POKER_WALLET_DAILY_DEPOSIT": "6",
+        "POKER_WALLET_MAX_BALANCE": "7",
+    }
+    assert WalletConfig.from_env(env).deposit_limits == DepositLimits(
+        max_deposit=5, daily_deposit=6, max_balance=7
+    )
+
+
+@pytest.mark.parametrize("value", ["0", "-1", str(2**53 + 1), "many"])
+def test_a_limit_out_of_range_stops_the_start(value: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        WalletConfig.from_env({**BASE, "POKER_WALLET_MAX_BALANCE": value})
+    assert err.value.variable == "POKER_WALLET_MAX_BALANCE"
