@@ -12,7 +12,9 @@ to the supervisor alone, which then stops everything in order), with ``POKER_NAT
 ``POKER_<NAME>_PORT`` set, logging to ``<data>/logs/<name>.log``. A service "exists" when its
 ``openpoker/services/<name>/__main__.py`` does. The rng seed key for development is kept in
 ``<data>/secrets/rng-seed-key`` (mode 0600), so seeds stay revealable across restarts; a
-``POKER_RNG_SEED_KEY`` in the environment wins.
+``POKER_RNG_SEED_KEY`` in the environment wins. On a secure system the deck key file that rng
+seals decks with and the table opens them with is ``<data>/secrets/deck-keys.json`` (0600),
+given to those two services only.
 
 ``secure=True`` (``pokerctl up`` without ``--insecure``) makes the local PKI under ``<data>/pki``
 once (``shell.pki``: CA, one certificate per service, ``pokerctl``'s staff certificate, the token
@@ -41,6 +43,7 @@ from openpoker.shell.client import health_status
 from openpoker.shell.config import CLIENT_PORT_OFFSET, DEFAULT_PORTS
 from openpoker.shell.natsproc import NatsServer
 from openpoker.shell.tls import TlsFiles
+from openpoker.shuffle.deck_seal import ensure_deck_keys
 
 SERVICE_ORDER: tuple[str, ...] = ("rng", "wallet", "table", "dealer")
 READY_TIMEOUT = 30.0
@@ -118,6 +121,11 @@ class LocalSystem:
         """``pokerctl``'s staff certificate for the service ports (None on a plaintext system)."""
         return None if self.pki is None else TlsFiles.from_pki(self.pki, pki.CLIENT)
 
+    def _deck_keys(self) -> Path:
+        path = self.data_dir / "secrets" / "deck-keys.json"
+        ensure_deck_keys(path)
+        return path
+
     def _rng_key(self) -> str:
         path = self.data_dir / "secrets" / "rng-seed-key"
         if not path.exists():
@@ -133,6 +141,8 @@ class LocalSystem:
         env[f"POKER_{name.upper()}_PORT"] = str(port)
         if self.pki is not None:
             env["POKER_TLS_DIR"] = str(self.pki.root)
+            if name in ("rng", "table"):  # the two ends of a sealed deck; never the dealer
+                env["POKER_DECK_KEYS"] = str(self._deck_keys())
             env[f"POKER_{name.upper()}_CLIENT_PORT"] = str(client_port)
             env.pop("POKER_INSECURE", None)
         else:

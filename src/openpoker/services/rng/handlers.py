@@ -17,6 +17,7 @@ from openpoker.services.rng import mapping
 from openpoker.services.rng.app import RngApp
 from openpoker.shell.callers import ANYONE, authorize, caller_of
 from openpoker.shell.logs import bind
+from openpoker.shuffle.deck_seal import DeckKeys
 
 ALLOWED_CALLERS: Mapping[str, frozenset[str]] = {
     "Shuffle": frozenset({"dealer"}),
@@ -26,8 +27,9 @@ ALLOWED_CALLERS: Mapping[str, frozenset[str]] = {
 
 
 class RngServicer(pb_grpc.RngServiceServicer):
-    def __init__(self, app: RngApp) -> None:
+    def __init__(self, app: RngApp, *, deck_keys: DeckKeys | None = None) -> None:
         self._app = app
+        self._deck_keys = deck_keys
 
     def _enter(self, method: str, context: aio.ServicerContext[Any, Any]) -> None:
         caller = caller_of(context)
@@ -41,7 +43,7 @@ class RngServicer(pb_grpc.RngServiceServicer):
         shuffled = await self._app.shuffle(
             table_id=request.table_id, hand_id=request.hand_id, deck_size=request.deck_size
         )
-        return mapping.shuffle_response(shuffled)
+        return mapping.shuffle_response(shuffled, self._deck_keys)
 
     async def RevealSeed(
         self, request: pb.RevealSeedRequest, context: aio.ServicerContext[Any, Any]
