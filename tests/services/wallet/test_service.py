@@ -190,3 +190,25 @@ async def test_a_ledger_keeps_its_currency(rig: Rig) -> None:
         await start_rig(rig.events, currency="EUR")
     again = await start_rig(rig.events)
     await again.close()
+
+
+async def test_on_a_plaintext_rig_a_player_reads_only_their_own_accounts(rig: Rig) -> None:
+    await deposit(rig, "alice", 300)
+    await deposit(rig, "bob", 400)
+    alice = (*caller("player"), ("x-player-id", "alice"))
+    own = await rig.stub.GetBalance(pb.GetBalanceRequest(account="cash/alice"), metadata=alice)
+    assert own.balance.balance == 300
+    before = encode_state(rig.app.state)
+    for account in ("cash/bob", "world"):
+        code, reason, _ = await failure(
+            lambda a=account: rig.stub.GetBalance(pb.GetBalanceRequest(account=a), metadata=alice)  # type: ignore[misc]
+        )
+        assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "NOT_YOUR_SEAT")
+    nameless = caller("player")  # a player with no x-player-id is nobody's
+    code, reason, _ = await failure(
+        lambda: rig.stub.ListTransfers(pb.ListTransfersRequest(account="cash/alice"), metadata=nameless)
+    )
+    assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "NOT_YOUR_SEAT")
+    code, reason, _ = await failure(lambda: rig.stub.GetBalance(pb.GetBalanceRequest(account="cash/bob")))
+    assert (code, reason) == (grpc.StatusCode.UNAUTHENTICATED, "CALLER_REQUIRED")
+    assert encode_state(rig.app.state) == before
