@@ -25,6 +25,7 @@ from openpoker.api.table.v1 import table_service_pb2 as tpb
 from openpoker.api.table.v1 import table_service_pb2_grpc as tgrpc
 from openpoker.pokerctl.local import LocalSystem
 from openpoker.shell.client import channel
+from tests.helpers.system import local_system
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -55,12 +56,8 @@ def node_example() -> Path:
 @pytest.fixture(scope="module")
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
     """Every service as ``make run`` starts it, on free ports; always stopped."""
-    local = LocalSystem(data_dir=tmp_path_factory.mktemp("node-example"), free_ports=True, secure=True)
-    try:
-        asyncio.run(local.start())
+    with local_system(tmp_path_factory.mktemp("node-example"), secure=True) as local:
         yield local
-    finally:
-        asyncio.run(local.stop())
 
 
 def run_example(folder: Path, system: LocalSystem) -> dict[str, list[dict[str, Any]]]:

@@ -20,18 +20,15 @@ from openpoker.pokerctl.bots import QUIET, create_table, start_bots, table_confi
 from openpoker.pokerctl.cmd_demo import play
 from openpoker.pokerctl.connect import Connection
 from openpoker.pokerctl.local import LocalSystem
+from tests.helpers.system import local_system
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
 @pytest.fixture(scope="module")
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
-    local = LocalSystem(data_dir=tmp_path_factory.mktemp("secure-pokerctl"), free_ports=True, secure=True)
-    try:
-        asyncio.run(local.start())
+    with local_system(tmp_path_factory.mktemp("secure-pokerctl"), secure=True) as local:
         yield local
-    finally:
-        asyncio.run(local.stop())
 
 
 def connection_args(system: LocalSystem) -> list[str]:

@@ -30,6 +30,7 @@ from openpoker.shell import pki
 from openpoker.shell.client import bearer_metadata, channel, rich_error
 from openpoker.shell.tls import TlsFiles
 from openpoker.shell.tokens import Role, TokenIssuer
+from tests.helpers.system import local_system
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -53,18 +54,17 @@ async def until(probe: Callable[[], Awaitable[T | None]], *, within: float = 30.
     return got
 
 
+LIMITS = {
+    "POKER_WALLET_MAX_DEPOSIT": str(MAX_DEPOSIT),
+    "POKER_WALLET_DAILY_DEPOSIT": str(DAILY_DEPOSIT),
+    "POKER_WALLET_MAX_BALANCE": str(MAX_BALANCE),
+}
+
+
 @pytest.fixture(scope="module")
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("POKER_WALLET_MAX_DEPOSIT", str(MAX_DEPOSIT))
-        patch.setenv("POKER_WALLET_DAILY_DEPOSIT", str(DAILY_DEPOSIT))
-        patch.setenv("POKER_WALLET_MAX_BALANCE", str(MAX_BALANCE))
-        local = LocalSystem(data_dir=tmp_path_factory.mktemp("authz"), free_ports=True, secure=True)
-        try:
-            asyncio.run(local.start())
-            yield local
-        finally:
-            asyncio.run(local.stop())
+    with local_system(tmp_path_factory.mktemp("authz"), LIMITS, secure=True) as local:
+        yield local
 
 
 def rid() -> str:

@@ -5,7 +5,6 @@ caller's."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -23,6 +22,7 @@ from openpoker.pokerctl.local import LocalSystem
 from openpoker.shell.client import channel, rich_error
 from openpoker.shell.tls import TlsFiles
 from openpoker.shuffle.deck_seal import DeckKeys, load_deck_keys, open_deck, seal_deck
+from tests.helpers.system import local_system
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -32,12 +32,8 @@ CODES = "".join(str(c) for c in STANDARD_DECK)
 
 @pytest.fixture(scope="module")
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
-    local = LocalSystem(data_dir=tmp_path_factory.mktemp("sealed"), free_ports=True, secure=True)
-    try:
-        asyncio.run(local.start())
+    with local_system(tmp_path_factory.mktemp("sealed"), secure=True) as local:
         yield local
-    finally:
-        asyncio.run(local.stop())
 
 
 def keys(system: LocalSystem) -> DeckKeys:

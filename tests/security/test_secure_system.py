@@ -26,6 +26,7 @@ from openpoker.shell import pki
 from openpoker.shell.client import bearer_metadata, channel, rich_error
 from openpoker.shell.tls import TlsFiles
 from openpoker.shell.tokens import Role, TokenIssuer
+from tests.helpers.system import local_system
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -35,14 +36,8 @@ TABLE = "secure-quiet"  # alice alone: nothing moves unless an attack gets throu
 
 @pytest.fixture(scope="module")
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
-    import asyncio
-
-    local = LocalSystem(data_dir=tmp_path_factory.mktemp("secure"), free_ports=True, secure=True)
-    try:
-        asyncio.run(local.start())
+    with local_system(tmp_path_factory.mktemp("secure"), secure=True) as local:
         yield local
-    finally:
-        asyncio.run(local.stop())
 
 
 def rid() -> str:
