@@ -173,6 +173,7 @@ async def test_join_moves_money_once_and_refuses_cleanly(svc: Running, wallet: F
     # Seat taken: refused before any money moves.
     err = await refused(join(svc.stub, "bob", 3))
     assert (err.code, err.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "SEAT_TAKEN")
+    assert err.metadata["seat"] == "3"  # the API's 1-based seat, as every refusal carries it
     assert wallet.cash["bob"] == 1000
     assert not [c for c in wallet.calls if c[2] == "bob"]
     # Not enough cash: the wallet's reason comes through, nothing seated.

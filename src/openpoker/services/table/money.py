@@ -27,7 +27,7 @@ from openpoker.services.table import retrying
 from openpoker.services.table.background import Background, settled
 from openpoker.services.table.errors import RequestSpent
 from openpoker.services.table.wallet import Wallet
-from openpoker.services.table.writer import Committed, Decider, Writer
+from openpoker.services.table.writer import Committed, Decider, Writer, wire_seats
 from openpoker.shell.errors import ServiceError
 from openpoker.tablelog.model import Left
 
@@ -142,7 +142,11 @@ class MoneyFlows:
             prior = model.requests.get(request_id)
             if prior is not None:
                 return Committed(model=model, outcome=prior, duplicate=True, events=())
-            decide(model)  # dry run: an illegal request touches no money
+            try:
+                decide(model)  # dry run: an illegal request touches no money
+            except EngineError as exc:
+                wire_seats(exc)  # refused here, not in the writer: the API's seat numbers too
+                raise
             self._flows[(table_id, player)] += 1  # marked under the lock: see reconcile.py
         # Once money moves, the flow runs to its end (seated, or refunded) even if the caller
         # goes away: a client cancelled between the wallet's buy-in and the append would leave
