@@ -10,7 +10,11 @@ Reads the whole ``WALLET_EVENTS`` log (subject ``poker.wallet.ledger``) and chec
 * every hand opened once, settled or voided at most once, its pot back at zero when closed;
 * every settlement's rake equals ``engine.rake.compute_rake`` under the hand's recorded rules;
 * the house's rake account equals the sum of the per-hand rakes;
-* table stakes: no buy-in or cash-out on a seat while its stack was reserved for a hand.
+* table stakes: no buy-in or cash-out on a seat while its stack was reserved for a hand;
+* every seat's stack against its escrow: each table's log (``TABLE_EVENTS``) is folded and each
+  seated player's stack compared with ``escrow/<table>/<player>`` (``openpoker.dispute.escrow``);
+  a drift names the table, the player and both amounts. A table whose last hand the wallet has
+  not settled yet is not compared (``settling``).
 
 Live (default): ``--nats URL`` (default the local system, ``nats://127.0.0.1:4222``).
 Offline: ``--data-dir DIR`` (a ``pokerctl up`` data folder, or a nats-server data folder holding
@@ -34,6 +38,8 @@ from pathlib import Path
 import nats
 from nats.js.errors import NotFoundError
 
+from openpoker.dispute.escrow import EscrowCheck, check_tables, fold_log
+from openpoker.dispute.source import EvidenceUnreadable, read_table_log, table_ids
 from openpoker.eventstore import Envelope, verify_chain
 from openpoker.eventstore.jetstream import JetStreamEventStore
 from openpoker.eventstore.streams import WALLET_EVENTS
@@ -74,18 +80,24 @@ class LedgerAudit:
     envelopes: int
     chain_ok: bool
     chain_problem: str
+    escrow: EscrowCheck
 
     @property
     def ok(self) -> bool:
-        return self.chain_ok and self.report.ok
+        return self.chain_ok and self.report.ok and self.escrow.ok
+
+    @property
+    def breaches(self) -> list[str]:
+        chain = [] if self.chain_ok else [f"hash chain: {self.chain_problem}"]
+        return [*chain, *self.report.breaches, *(d.describe() for d in self.escrow.drifts)]
 
     def as_dict(self) -> dict[str, object]:
         out = self.report.as_dict()
         out["ok"] = self.ok
         out["messages"] = self.envelopes
         out["chain"] = {"ok": self.chain_ok, "problem": self.chain_problem}
-        if not self.chain_ok:
-            out["breaches"] = [f"hash chain: {self.chain_problem}", *self.report.breaches]
+        out["breaches"] = self.breaches
+        out["escrow"] = self.escrow.as_dict()
         return out
 
 
@@ -114,13 +126,25 @@ async def audit_live(url: str, *, stream: str = WALLET_EVENTS.name, wait: float 
             raise LedgerUnreadable(f"no stream {stream} at {url}: no ledger was ever written there") from None
         store = JetStreamEventStore(js, stream=stream, read_timeout=wait)
         stored = await store.read(SUBJECT)
+        envelopes: list[Envelope] = [s.envelope for s in stored]
+        chain = verify_chain(envelopes)
+        report, state = audit(from_recorded(r) for env in envelopes for r in env.events)
+        # The tables' logs after the ledger: a hand ended since is one the ledger has not settled.
+        try:
+            tables = await table_ids(js)
+        except EvidenceUnreadable:
+            tables = []  # no table was ever created
+        escrow = check_tables([fold_log(t, await read_table_log(js, t)) for t in tables], state)
+    except EvidenceUnreadable as exc:
+        raise LedgerUnreadable(str(exc)) from exc
     finally:
         await nc.close()
-    envelopes: list[Envelope] = [s.envelope for s in stored]
-    chain = verify_chain(envelopes)
-    report, _ = audit(from_recorded(r) for env in envelopes for r in env.events)
     return LedgerAudit(
-        report=report, envelopes=len(envelopes), chain_ok=chain.ok, chain_problem=chain.problem
+        report=report,
+        envelopes=len(envelopes),
+        chain_ok=chain.ok,
+        chain_problem=chain.problem,
+        escrow=escrow,
     )
 
 
@@ -154,12 +178,13 @@ def _print(result: LedgerAudit, *, as_json: bool) -> None:
     print(f"  deposits {r.deposits} - withdrawals {r.withdrawals} = held {r.held_outside_world}")
     print(f"  {r.accounts} accounts; house rake {r.house_rake}")
     print(f"  hands: {r.hands_open} open, {r.hands_settled} settled, {r.hands_voided} voided")
+    e = result.escrow
+    settling = f" ({len(e.settling)} settling a hand, not compared)" if e.settling else ""
+    print(f"  escrows: {e.seats} seats at {e.tables} tables against their stacks{settling}")
     if result.ok:
         print("OK: every invariant holds")
         return
-    if not result.chain_ok:
-        print(f"BREACH: hash chain: {result.chain_problem}")
-    for breach in r.breaches:
+    for breach in result.breaches:
         print(f"BREACH: {breach}")
 
 

@@ -34,6 +34,18 @@ Safety (no chip moved twice):
 A seated player whose escrow holds more than their stack (an orphaned top-up) gets the rest
 back the same way once they have left and their cash-out has gone through.
 
+Drifts. Each pass also compares every seated player's stack with their escrow's posted balance
+(``dispute.escrow.drifts``: during a hand the stack is the one it started with, which is what
+the wallet holds posted while it reserves it). Not compared: players with a money flow in
+flight here, and, between hands in the log, players whose escrow a hand still reserves (the
+wallet settles right after the table). A drift seen unchanged on two passes ``grace`` apart is
+logged once (``escrow.drift`` with ``table_id``, ``player``, ``table_stack`` and ``escrow``,
+as a warning) and kept in ``Reconciler.drifts`` until it goes away; no chip is moved for it:
+an operator must act (an escrow changed behind the table's back, or a table showing chips the
+wallet does not hold).
+A table with no escrow at all is compared only when it is loaded here or its log, as last
+read, seats someone (an emptied escrow is not listed by the wallet).
+
 ``plan`` is the pure decision; ``Reconciler`` runs it when this instance takes a table over
 (and once more after the grace period), for every table of a partition when this instance
 takes the partition's lease (``sweep``: a table nobody uses after a restart is reconciled too),
@@ -60,6 +72,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from openpoker.dispute.escrow import EscrowDrift, drifts, in_hand, seat_stacks
 from openpoker.engine.table_events import PlayerLeft
 from openpoker.services.table.wallet import Escrow
 from openpoker.shell.logs import get_logger
@@ -88,6 +101,30 @@ class Return:
 class Plan:
     returns: tuple[Return, ...]
     sightings: Mapping[str, Sighting]  # by player: the next pass compares with these
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Seats:
+    """The seated players' stacks as the log says (during a hand: at its start)."""
+
+    stacks: Mapping[str, int]
+    in_hand: bool
+
+
+def seats_of(model: TableModel) -> Seats:
+    return Seats(stacks=seat_stacks(model), in_hand=in_hand(model))
+
+
+def seat_drifts(
+    table_id: str, *, escrows: Sequence[Escrow], seats: Seats, busy: frozenset[str]
+) -> list[EscrowDrift]:
+    """The seated players whose escrow is not their stack, but those not comparable now: with a
+    money flow in flight here, or (between hands in the log) with escrow a hand still reserves."""
+    skip = set(busy)
+    if not seats.in_hand:
+        skip.update(e.player for e in escrows if e.reserved)
+    balances = {e.player: e.balance for e in escrows}
+    return drifts(table_id, stacks=seats.stacks, escrows=balances, skip=skip)
 
 
 def return_id(table_id: str, escrow: Escrow) -> str:
@@ -189,6 +226,12 @@ class TableSide(Protocol):
         """``holders`` of a fresh model of a table we own (raises if we do not)."""
         ...
 
+    async def seats(self, table_id: str, *, read: bool) -> Seats | None:
+        """The seated players' stacks as the log says now: a loaded table's model, else the log
+        read as ``log_holders`` does. With ``read`` false, only when that costs little (loaded,
+        or its log as last read seats someone); None when not known."""
+        ...
+
 
 class Reconciler:
     def __init__(
@@ -207,6 +250,9 @@ class Reconciler:
         self._grace = grace
         self._clock = clock
         self._sightings: dict[str, Mapping[str, Sighting]] = {}
+        self._drift_seen: dict[str, dict[str, tuple[EscrowDrift, float]]] = {}
+        # The drifts seen unchanged for the grace, by table (reported; cleared when gone).
+        self.drifts: dict[str, tuple[EscrowDrift, ...]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._gaining: set[str] = set()
@@ -338,6 +384,7 @@ class Reconciler:
             try:
                 busy = self._side.money_in_flight(table_id)
                 escrows = await self._wallet.escrows(table_id)
+                await self._check_drifts(table_id, escrows, busy)
                 if not escrows:
                     self._sightings.pop(table_id, None)
                     return ()
@@ -378,3 +425,41 @@ class Reconciler:
                     request_id=r.request_id,
                 )
             return decided.returns
+
+    async def _check_drifts(self, table_id: str, escrows: Sequence[Escrow], busy: frozenset[str]) -> None:
+        """Compare the seats' stacks with their escrows; log a drift seen unchanged for the grace
+        (once), remember it in ``drifts``. Moves no money."""
+        seats = await self._side.seats(table_id, read=bool(escrows))
+        if seats is None:
+            self._drift_seen.pop(table_id, None)
+            self.drifts.pop(table_id, None)
+            return
+        found = seat_drifts(
+            table_id, escrows=escrows, seats=seats, busy=busy | self._side.money_in_flight(table_id)
+        )
+        now = self._clock()
+        before = self._drift_seen.get(table_id, {})
+        reported = self.drifts.get(table_id, ())
+        seen: dict[str, tuple[EscrowDrift, float]] = {}
+        lasting: list[EscrowDrift] = []
+        for drift in found:
+            prior = before.get(drift.player)
+            if prior is None or prior[0] != drift:
+                seen[drift.player] = (drift, now)
+                continue
+            seen[drift.player] = prior
+            if now - prior[1] >= self._grace:
+                lasting.append(drift)
+                if drift not in reported:
+                    self._log.warning(
+                        "escrow.drift",
+                        table_id=table_id,
+                        player=drift.player,
+                        table_stack=drift.stack,  # ``stack`` is structlog's traceback key
+                        escrow=drift.escrow,
+                    )
+        self._drift_seen[table_id] = seen
+        if lasting:
+            self.drifts[table_id] = tuple(lasting)
+        else:
+            self.drifts.pop(table_id, None)

@@ -12,7 +12,7 @@ from openpoker.services.table.background import Background
 from openpoker.services.table.errors import TooManyConflicts
 from openpoker.services.table.money import MoneyFlows
 from openpoker.services.table.ownership import PartitionHeld
-from openpoker.services.table.reconcile import Reconciler, holders
+from openpoker.services.table.reconcile import Reconciler, Seats, holders, seats_of
 from openpoker.services.table.wallet import Wallet
 from openpoker.services.table.writer import Writer
 from openpoker.shell.logs import get_logger
@@ -38,7 +38,7 @@ class ReconcileSide:
         # we have not loaded, by the log's last sequence.
         self._to_sweep: set[int] = set()
         self._sweeper: asyncio.Task[None] | None = None
-        self._log_holders: dict[str, tuple[int, frozenset[str]]] = {}
+        self._log_holders: dict[str, tuple[int, frozenset[str], Seats]] = {}
         self.reconciler = (
             Reconciler(wallet=wallet, side=self, every=every, grace=grace) if every > 0 else None
         )
@@ -115,18 +115,33 @@ class ReconcileSide:
         same: an idle table costs one read per pass). None for a loaded table."""
         if table_id in self._writer.tables:
             return None
+        return (await self._log_view(table_id))[0]
+
+    async def _log_view(self, table_id: str) -> tuple[frozenset[str], Seats | None]:
+        """``holders`` and ``seats_of`` of the log as it is now (remembered by its last sequence)."""
         store = self._writer.store
         last = await store.events.last(store.subject(table_id))
         if last is None:
-            return frozenset()
+            return frozenset(), None
         known = self._log_holders.get(table_id)
         if known is not None and known[0] == last.sequence:
-            return known[1]
+            return known[1], known[2]
         model = await store.load(table_id)
-        found = frozenset() if model is None else holders(model)
+        if model is None:
+            return frozenset(), None
+        found, seats = holders(model), seats_of(model)
+        self._log_holders[table_id] = (model.sequence, found, seats)
+        return found, seats
+
+    async def seats(self, table_id: str, *, read: bool) -> Seats | None:
+        model = self._writer.tables.get(table_id)
         if model is not None:
-            self._log_holders[table_id] = (model.sequence, found)
-        return found
+            return seats_of(model)
+        if not read:
+            known = self._log_holders.get(table_id)
+            if known is None or not known[2].stacks:
+                return None  # nobody seated as last read (or never read): no read for this
+        return (await self._log_view(table_id))[1]
 
     def money_in_flight(self, table_id: str) -> frozenset[str]:
         return self._money.in_flight(table_id)
