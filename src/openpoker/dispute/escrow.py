@@ -146,7 +146,8 @@ def check_tables(models: Iterable[TableModel], ledger: LedgerState) -> EscrowChe
         out.tables += 1
         out.seats += len(stacks)
         escrows = {
-            player: ledger.accounts.get(accounts.escrow(model.table_id, player), accounts.Balances()).balance
+            # The account's name as the wallet writes it (not re-validated: a log is evidence).
+            player: ledger.accounts.get(f"escrow/{model.table_id}/{player}", accounts.Balances()).balance
             for player in stacks
         }
         out.drifts.extend(drifts(model.table_id, stacks=stacks, escrows=escrows))
