@@ -41,6 +41,15 @@ ErrorKind = Literal[
 ]
 
 
+MAX_SHOWN = 64  # longest client-sent value an error repeats back
+
+
+def shown(value: str) -> str:
+    """A value a client sent, as an error may repeat it: itself when short, else only its length
+    (an oversized name is refused, never echoed back)."""
+    return repr(value) if len(value) <= MAX_SHOWN else f"<{len(value)} characters>"
+
+
 class OpenPokerError(Exception):
     """Base of every error the project raises on purpose."""
 

@@ -63,6 +63,16 @@ def pot(table: str, hand_no: int) -> str:
     return f"pot/{check_id('table_id', table)}/{hand_no}"
 
 
+MAX_ACCOUNT = 300  # the longest name an account can have: escrow/<table>/<player>, with room
+
+
+def check_account(account: str) -> str:
+    """Return ``account`` unless it is longer than any account can be (``InvalidIdentifier``)."""
+    if len(account) > MAX_ACCOUNT:
+        raise InvalidIdentifier(field="account", value=account)
+    return account
+
+
 def kind_of(account: str) -> AccountKind:
     return AccountKind(account.split("/", 1)[0])
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from openpoker.errors import ErrorKind, OpenPokerError
+from openpoker.errors import ErrorKind, OpenPokerError, shown
 
 
 class LedgerError(OpenPokerError):
@@ -37,9 +37,10 @@ class InvalidIdentifier(LedgerError):
 
     def __init__(self, *, field: str, value: str) -> None:
         super().__init__(
-            f"invalid {field} {value!r}: 1-128 characters of A-Z a-z 0-9 . _ : @ -, starting alphanumeric",
+            f"invalid {field} {shown(value)}: "
+            "1-128 characters of A-Z a-z 0-9 . _ : @ -, starting alphanumeric",
             field=field,
-            value=value,
+            value=shown(value),
         )
         self.field = field
         self.value = value
@@ -87,7 +88,7 @@ class UnknownAccount(LedgerError):
     kind = "not_found"
 
     def __init__(self, *, account: str) -> None:
-        super().__init__(f"no account {account}", account=account)
+        super().__init__(f"no account {shown(account)}", account=shown(account))
         self.account = account
 
 

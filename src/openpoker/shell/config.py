@@ -8,7 +8,10 @@ Variables (all optional; ``<SERVICE>`` is the upper-cased service name, e.g. ``T
 * ``POKER_ENV``: ``development`` (default) or ``production``;
 * ``POKER_LOG_FORMAT``: ``console`` or ``json`` (default: json in production, console otherwise);
 * ``POKER_LOG_LEVEL`` (default ``info``);
-* ``POKER_GRACE_SECONDS``: how long in-flight RPCs may finish on shutdown (default 5).
+* ``POKER_GRACE_SECONDS``: how long in-flight RPCs may finish on shutdown (default 5);
+* ``POKER_QUOTA_RPS`` (default 200) and ``POKER_QUOTA_BURST`` (default 400): requests per second
+  per identity on a TLS server, and how many at once (``shell.quotas``; 0 turns the limit off).
+  Certificate holders (the services, ``pokerctl``) are exempt.
 
 Security (``Security``; docs/security.md). A service serves TLS only, on two listeners: the
 *service* listener on ``POKER_<SERVICE>_PORT`` requires a client certificate from the CA (other
@@ -179,6 +182,8 @@ class ShellConfig:
     log_level: str
     grace_seconds: float
     security: Security
+    quota_rps: float = 200.0  # requests per second per identity (0: no limit)
+    quota_burst: int = 400
 
     @property
     def address(self) -> str:
@@ -215,4 +220,6 @@ class ShellConfig:
             log_level=level,
             grace_seconds=env_float(env, "POKER_GRACE_SECONDS", 5.0),
             security=Security.from_env(service, env, environment=environment, port=port),
+            quota_rps=env_float(env, "POKER_QUOTA_RPS", 200.0),
+            quota_burst=env_int(env, "POKER_QUOTA_BURST", 400, minimum=1),
         )

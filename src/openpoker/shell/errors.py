@@ -11,6 +11,10 @@ with lowerCamel keys holding the numbers behind the error), sent in the
 * ``NotImplementedError`` (what generated servicer base classes raise): UNIMPLEMENTED.
 * Anything else, or a kind with no code: INTERNAL with reason ``INTERNAL`` and no detail leaked
   (the interceptor logs the traceback).
+
+A backstop against echoing what a client sent: a message over ``MAX_TEXT`` characters is replaced
+by its reason, a metadata value over it by its length (errors quote client values through
+``openpoker.errors.shown`` in the first place).
 """
 
 from __future__ import annotations
@@ -45,6 +49,13 @@ KIND_CODES: Mapping[ErrorKind, grpc.StatusCode] = {
 }
 # Every non-OK code has one kind, so an error relayed from another service keeps its code.
 CODE_KINDS: Mapping[grpc.StatusCode, ErrorKind] = {code: kind for kind, code in KIND_CODES.items()}
+
+
+MAX_TEXT = 1024
+
+
+def _bounded(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else f"<{len(text)} characters>"
 
 
 class ServiceError(OpenPokerError):
@@ -147,7 +158,11 @@ def to_status(exc: BaseException, *, domain: str) -> MappedError:
     else:
         code, reason, metadata = known
         message = str(exc) or reason
-    info = ErrorInfo(reason=reason, domain=domain, metadata={lower_camel(k): v for k, v in metadata.items()})
+        if len(message) > MAX_TEXT:
+            message = reason
+    info = ErrorInfo(
+        reason=reason, domain=domain, metadata={lower_camel(k): _bounded(v) for k, v in metadata.items()}
+    )
     status = Status(code=_rpc_code(code), message=message)
     status.details.add().Pack(info)
     return MappedError(code=code, reason=reason, message=message, status=status, internal=known is None)

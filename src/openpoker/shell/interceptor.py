@@ -11,8 +11,9 @@ the ``x-request-id`` metadata), ``table_id`` and ``hand_id`` (from ``table_id``/
 fields or a ``tables/{table}[/hands/{hand}]`` resource name in ``name``/``table``/``parent``).
 Authenticated per RPC on a TLS server: the caller (``shell.identity.authenticate``: the client
 certificate's SAN URI, else a bearer token, else anonymous) is bound for the handlers
-(``shell.callers``); a bad token is refused here. Health and reflection calls are passed through
-untouched.
+(``shell.callers``); a bad token is refused here, and so is a caller over its requests per second
+(``requests_per_second``: RESOURCE_EXHAUSTED ``QUOTA_EXCEEDED``, ``shell.quotas``). Health and
+reflection calls are passed through untouched.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import structlog
 from grpc import aio
 from grpc_status import rpc_status
 
-from openpoker.shell import identity
+from openpoker.shell import identity, quotas
 from openpoker.shell.errors import MappedError, to_status
 from openpoker.shell.logs import debug_enabled, get_logger
 from openpoker.shell.tokens import TokenVerifier
@@ -107,10 +108,18 @@ def refused(exc: Exception, *, domain: str, started: float) -> MappedError:
 class ShellInterceptor(aio.ServerInterceptor):
     """Wraps unary-unary, unary-stream and stream-stream handlers (the kinds our APIs use)."""
 
-    def __init__(self, *, domain: str, secure: bool = False, verifier: TokenVerifier | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        domain: str,
+        secure: bool = False,
+        verifier: TokenVerifier | None = None,
+        requests: quotas.RateLimit | None = None,
+    ) -> None:
         self._domain = domain
         self._secure = secure
         self._verifier = verifier
+        self._requests = requests  # per identity, on a TLS server only
         self._log = get_logger()
         # Method -> wrapped handler, built once: the registered handlers never change, and a
         # new handler (and closure) per RPC is measurable on the hot path.
@@ -164,6 +173,10 @@ class ShellInterceptor(aio.ServerInterceptor):
         )
         identity.bind(principal)
         structlog.contextvars.bind_contextvars(caller=principal.name or principal.kind.value)
+        if self._requests is not None:
+            key = quotas.key_of(principal, context.peer)
+            if key is not None:
+                self._requests.take(key)
 
     async def _fail(self, exc: Exception, context: aio.ServicerContext[Any, Any], started: float) -> None:
         mapped = refused(exc, domain=self._domain, started=started)

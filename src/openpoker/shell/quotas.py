@@ -4,6 +4,15 @@ In-process, per instance: a token bucket per key for rates (``RateLimit``) and a
 for things held open (``OpenLimit``). Over a limit the call is RESOURCE_EXHAUSTED with the
 reason ``QUOTA_EXCEEDED`` and the limit's name in the ``ErrorInfo`` metadata, so a client knows
 which limit it hit. The clock is passed in, so tests drive time.
+
+Keys (``key_of``): a person by their token's subject, staff by name, an anonymous caller by
+the host it calls from. Callers with a certificate of ours (the services, ``pokerctl``'s staff
+certificate, on the mutual-TLS service port) are exempt: the dealer drives every table. A
+plaintext rig (``POKER_INSECURE``) authenticates nobody and enforces nothing.
+
+Enforced: requests per second per identity in ``shell.interceptor`` (``POKER_QUOTA_RPS``,
+``POKER_QUOTA_BURST``); table creations per minute and open watch streams per identity and per
+table in the table service (``POKER_TABLE_QUOTA_*``).
 """
 
 from __future__ import annotations
@@ -14,9 +23,28 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from openpoker.shell.errors import ResourceExhausted
+from openpoker.shell.identity import Kind, Principal
 
 Clock = Callable[[], float]
 MAX_KEYS = 100_000  # buckets kept; the least recently used go first (a full bucket is no loss)
+
+
+def peer_host(peer: str) -> str:
+    """``ipv4:127.0.0.1:5000`` -> ``127.0.0.1``; ``ipv6:[::1]:5000`` -> ``[::1]``: one key per
+    host, so new connections do not mean new quotas."""
+    address = peer.partition(":")[2] or peer
+    host, sep, port = address.rpartition(":")
+    return host if sep and port.isdigit() else address
+
+
+def key_of(principal: Principal | None, peer: Callable[[], str]) -> str | None:
+    """The quota key of a caller; None: exempt (certificate holders; a plaintext rig). ``peer``
+    (``context.peer``) is asked only for an anonymous caller."""
+    if principal is None or principal.kind in (Kind.SERVICE, Kind.STAFF):
+        return None
+    if principal.kind is Kind.ANONYMOUS:
+        return f"peer:{peer_host(peer())}"
+    return f"user:{principal.name}"
 
 
 class QuotaExceeded(ResourceExhausted):

@@ -18,6 +18,7 @@ the only version grpcio-reflection ships) lists every registered service plus he
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,11 +30,13 @@ from grpc_reflection.v1alpha import reflection
 from openpoker.shell.config import ShellConfig
 from openpoker.shell.interceptor import ShellInterceptor
 from openpoker.shell.logs import get_logger
+from openpoker.shell.quotas import RateLimit
 from openpoker.shell.tls import server_credentials
 from openpoker.shell.tokens import TokenVerifier
 
 # Poker messages are small; a low limit stops oversized requests before parsing (grpc.md §3.5).
 MAX_MESSAGE_BYTES = 1024 * 1024
+REQUESTS_LIMIT = "requests_per_second"  # the per-identity rate's name in QUOTA_EXCEEDED
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,8 +125,13 @@ async def start_server(
         verifier = TokenVerifier.from_file(
             security.jwks, issuer=security.token_issuer, audience=security.token_audience
         )
+    requests = None
+    if config.quota_rps > 0:
+        requests = RateLimit(
+            name=REQUESTS_LIMIT, rate=config.quota_rps, burst=config.quota_burst, clock=time.monotonic
+        )
     interceptor = ShellInterceptor(
-        domain=domain_for(config.service), secure=not security.insecure, verifier=verifier
+        domain=domain_for(config.service), secure=not security.insecure, verifier=verifier, requests=requests
     )
     server = aio.server(
         interceptors=[*interceptors, interceptor],

@@ -15,6 +15,7 @@ import hashlib
 import uuid
 
 MAX_ID = 63
+MAX_HAND_ID = 128  # a hand id the table service takes (its HAND_ID_RE)
 _NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://openpoker.invalid/dealer")
 _NAMESPACE_BYTES = _NAMESPACE.bytes
 
@@ -51,13 +52,19 @@ def hand_name(table_id: str, hand: str) -> str:
 
 def parse_table_name(name: str) -> str | None:
     parts = name.split("/")
-    if len(parts) == 2 and parts[0] == "tables" and parts[1]:
+    if len(parts) == 2 and parts[0] == "tables" and 0 < len(parts[1]) <= MAX_ID:
         return parts[1]
     return None
 
 
 def parse_hand_name(name: str) -> tuple[str, str] | None:
     parts = name.split("/")
-    if len(parts) == 4 and parts[0] == "tables" and parts[2] == "hands" and parts[1] and parts[3]:
+    if (
+        len(parts) == 4
+        and parts[0] == "tables"
+        and parts[2] == "hands"
+        and 0 < len(parts[1]) <= MAX_ID
+        and 0 < len(parts[3]) <= MAX_HAND_ID
+    ):
         return parts[1], parts[3]
     return None

@@ -25,6 +25,11 @@ Besides the shell's ``POKER_*`` settings (``shell.config``):
   uses (after a restart, or once its owner died) still gets its orphan returned; partitions
   with nothing to return stay free for the instances their traffic reaches. Off: an instance
   reconciles only the partitions traffic gave it.
+* ``POKER_TABLE_QUOTA_CREATES_PER_MINUTE`` (default 30), ``POKER_TABLE_QUOTA_WATCHES_PER_IDENTITY``
+  (default 16) and ``POKER_TABLE_QUOTA_WATCHES_PER_TABLE`` (default 500): CreateTable calls per
+  identity per minute (all at once at most), open WatchTable streams per identity and per table;
+  over one, RESOURCE_EXHAUSTED ``QUOTA_EXCEEDED`` naming it (``shell.quotas``: certificate
+  holders exempt, a plaintext rig enforces nothing);
 * ``POKER_DECK_KEYS``: the deck key file shared with rng (``shuffle.deck_seal``): a deck that
   does not open for its table, hand and commitment is refused. Required over TLS; a plaintext
   rig without it takes decks as card codes.
@@ -66,6 +71,9 @@ class TableConfig:
     reconcile_every: float
     reconcile_grace: float
     reconcile_claim: bool
+    creates_per_minute: int = 30
+    watches_per_identity: int = 16
+    watches_per_table: int = 500
     deck_keys: DeckKeys | None = field(default=None, repr=False)
 
     @classmethod
@@ -91,4 +99,7 @@ class TableConfig:
             reconcile_every=env_float(env, "POKER_TABLE_RECONCILE_EVERY", 60.0, minimum=0.1),
             reconcile_grace=env_float(env, "POKER_TABLE_RECONCILE_GRACE", 30.0, minimum=0.1),
             reconcile_claim=env_bool(env, "POKER_TABLE_RECONCILE_CLAIM", True),
+            creates_per_minute=env_int(env, "POKER_TABLE_QUOTA_CREATES_PER_MINUTE", 30, minimum=1),
+            watches_per_identity=env_int(env, "POKER_TABLE_QUOTA_WATCHES_PER_IDENTITY", 16, minimum=1),
+            watches_per_table=env_int(env, "POKER_TABLE_QUOTA_WATCHES_PER_TABLE", 500, minimum=1),
         )

@@ -8,6 +8,7 @@ is ``conflict`` (ABORTED).
 
 from __future__ import annotations
 
+from openpoker.errors import shown
 from openpoker.shell.errors import (
     Aborted,
     FailedPrecondition,
@@ -128,6 +129,17 @@ class SeatNotOwned(PermissionDenied):
     def __init__(self, *, player: str, table_id: str) -> None:
         super().__init__(
             f"{player or 'nobody'} has no seat at table {table_id}", player=player, table_id=table_id
+        )
+
+
+class InvalidPlayerId(InvalidArgument):
+    reason = "INVALID_PLAYER_ID"
+
+    def __init__(self, *, player: str) -> None:
+        super().__init__(
+            f"not a player id: {shown(player)}: 1-128 characters of A-Z a-z 0-9 . _ : @ -, "
+            "starting alphanumeric",
+            player=shown(player),
         )
 
 

@@ -17,7 +17,8 @@ import asyncio
 import contextlib
 import dataclasses
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from grpc import aio
@@ -43,10 +44,11 @@ from openpoker.services.table.errors import (
 )
 from openpoker.services.table.queries import hand_events_of
 from openpoker.services.table.writer import Committed
-from openpoker.shell import paging
+from openpoker.shell import identity, paging, quotas
 from openpoker.shell.callers import authorize, caller_of, player_of
 from openpoker.shell.interceptor import refused
 from openpoker.shell.logs import bind
+from openpoker.shell.quotas import OpenLimit, RateLimit
 from openpoker.shell.server import domain_for
 from openpoker.shuffle.deck_seal import DeckKeys, open_deck
 from openpoker.tablelog.model import ActionEntry, LogEvent, TableModel, actions
@@ -65,6 +67,7 @@ def _player(context: Context, field: str, *, required: bool = True) -> str:
     if required and not player:
         raise PlayerRequired
     if player:
+        mapping.player_id_of(player)
         bind(player=player)
     return player
 
@@ -112,11 +115,43 @@ def history_text(log: list[LogEvent], viewer: str | None, *, reveal_all: bool) -
     return phh.dump_phh(hh)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableQuotas:
+    """Per-identity and per-table limits (``shell.quotas``; settings in ``config``)."""
+
+    creates: RateLimit
+    watches_per_identity: OpenLimit
+    watches_per_table: OpenLimit
+
+    @classmethod
+    def of(cls, *, creates_per_minute: int, watches_per_identity: int, watches_per_table: int) -> TableQuotas:
+        return cls(
+            creates=RateLimit(
+                name="table_creations_per_minute",
+                rate=creates_per_minute / 60,
+                burst=creates_per_minute,
+                clock=time.monotonic,
+            ),
+            watches_per_identity=OpenLimit(name="watch_streams_per_identity", limit=watches_per_identity),
+            watches_per_table=OpenLimit(name="watch_streams_per_table", limit=watches_per_table),
+        )
+
+
+def _quota_key(context: Context) -> str | None:
+    return quotas.key_of(identity.bound(), context.peer)
+
+
 class TableServicer(pb_grpc.TableServiceServicer):
     def __init__(
-        self, app: TableApp, *, presence: PresenceTracker | None = None, deck_keys: DeckKeys | None = None
+        self,
+        app: TableApp,
+        *,
+        presence: PresenceTracker | None = None,
+        deck_keys: DeckKeys | None = None,
+        quotas: TableQuotas | None = None,
     ) -> None:
         self._app = app
+        self._quotas = quotas
         self._deck_keys = deck_keys
         self._presence = presence or PresenceTracker(publish=None, instance="", clock_ms=lambda: 0)
 
@@ -127,6 +162,9 @@ class TableServicer(pb_grpc.TableServiceServicer):
         rid = mapping.request_id_of(request.request_id)
         table_id = mapping.table_id_of(request.table_id) if request.table_id else ""
         rules = mapping.rules_of(request.config)
+        key = _quota_key(context)
+        if self._quotas is not None and key is not None:
+            self._quotas.creates.take(key)
         done = await self._app.create_table(request_id=rid, table_id=table_id, rules=rules)
         return pb.CreateTableResponse(table=mapping.table_view(done.model, None))
 
@@ -351,6 +389,19 @@ class TableServicer(pb_grpc.TableServiceServicer):
     ) -> AsyncIterator[pb.WatchTableResponse]:
         table_id = mapping.table_id_of(request.name)
         viewer = _player(context, request.viewer_player_id, required=False) or None
+        key = _quota_key(context)
+        async with contextlib.AsyncExitStack() as held:  # the stream's quota slots, for its life
+            if self._quotas is not None and key is not None:
+                held.enter_context(self._quotas.watches_per_identity.hold(key))
+                held.enter_context(self._quotas.watches_per_table.hold(table_id))
+            views = self._watch(table_id, request.from_version, viewer)
+            async with contextlib.aclosing(views):
+                async for out in views:
+                    yield out
+
+    async def _watch(
+        self, table_id: str, from_version: int, viewer: str | None
+    ) -> AsyncGenerator[pb.WatchTableResponse]:
         # A player's open watch stream is their connection (openpoker.presence).
         if viewer is not None:
             self._presence.opened(table_id, viewer)
@@ -363,7 +414,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
                 mapping.table_view(model, viewer, into=out.table)
                 return out
 
-            views = self._app.watch(table_id, request.from_version, render, key=viewer)
+            views = self._app.watch(table_id, from_version, render, key=viewer)
             async with contextlib.aclosing(views):
                 async for out in views:
                     yield out

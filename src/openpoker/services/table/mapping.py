@@ -24,6 +24,7 @@ from openpoker.engine.errors import EngineError
 from openpoker.engine.hand_events import Street
 from openpoker.engine.rules import BuyInRules, Game, Profile, RakeRules, Rules, Stakes, Structure, TimeRules
 from openpoker.engine.seating import Debt, SeatView
+from openpoker.errors import shown
 from openpoker.services.table.errors import (
     InvalidAction,
     InvalidAmount,
@@ -32,6 +33,7 @@ from openpoker.services.table.errors import (
     InvalidGame,
     InvalidHandId,
     InvalidHandName,
+    InvalidPlayerId,
     InvalidSeat,
     InvalidStakes,
     InvalidStructure,
@@ -51,6 +53,7 @@ from openpoker.tablelog.model import (
 
 ID_RE = re.compile(r"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$")
 HAND_ID_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._:-]{0,126}[A-Za-z0-9])?$")
+PLAYER_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")  # as the wallet's account names
 
 GAMES = {
     pb.GAME_TEXAS_HOLDEM: Game.HOLDEM,
@@ -103,7 +106,7 @@ def table_id_of(name: str) -> str:
     """``tables/{table}`` (or a bare id) -> the table id."""
     table_id = name.removeprefix("tables/")
     if not ID_RE.fullmatch(table_id):
-        raise InvalidTableName(f"not a table name: {name!r}", name=name)
+        raise InvalidTableName(f"not a table name: {shown(name)}", name=shown(name))
     return table_id
 
 
@@ -111,14 +114,20 @@ def hand_name_of(name: str) -> tuple[str, str]:
     """``tables/{table}/hands/{hand}`` -> (table id, hand id)."""
     parts = name.split("/")
     if len(parts) != 4 or parts[0] != "tables" or parts[2] != "hands" or not parts[3]:
-        raise InvalidHandName(f"not a hand name: {name!r}", name=name)
+        raise InvalidHandName(f"not a hand name: {shown(name)}", name=shown(name))
     return table_id_of(parts[1]), hand_id_of(parts[3])
 
 
 def hand_id_of(hand_id: str) -> str:
     if not HAND_ID_RE.fullmatch(hand_id):
-        raise InvalidHandId(f"not a hand id: {hand_id!r}", hand_id=hand_id)
+        raise InvalidHandId(f"not a hand id: {shown(hand_id)}", hand_id=shown(hand_id))
     return hand_id
+
+
+def player_id_of(player: str) -> str:
+    if not PLAYER_ID_RE.fullmatch(player):
+        raise InvalidPlayerId(player=player)
+    return player
 
 
 def request_id_of(request_id: str) -> str:

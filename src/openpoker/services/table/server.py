@@ -17,7 +17,7 @@ from openpoker.eventstore.streams import LEASES, TABLE_EVENTS, TABLE_SNAPSHOTS, 
 from openpoker.presence import PresenceTracker
 from openpoker.services.table.app import TableApp
 from openpoker.services.table.config import TableConfig
-from openpoker.services.table.handlers import TableServicer
+from openpoker.services.table.handlers import TableQuotas, TableServicer
 from openpoker.services.table.ownership import KvOwnership
 from openpoker.services.table.wallet import GrpcWallet, Wallet
 from openpoker.shell.client import channel
@@ -85,8 +85,14 @@ async def start(config: TableConfig, *, wallet: Wallet | None = None) -> TableSe
             clock_ms=lambda: int(app.now().timestamp() * 1000),
             heartbeat=config.presence_heartbeat,
         )
+        table_quotas = TableQuotas.of(
+            creates_per_minute=config.creates_per_minute,
+            watches_per_identity=config.watches_per_identity,
+            watches_per_table=config.watches_per_table,
+        )
         server = await start_server(
-            config.shell, [spec(TableServicer(app, presence=presence, deck_keys=config.deck_keys))]
+            config.shell,
+            [spec(TableServicer(app, presence=presence, deck_keys=config.deck_keys, quotas=table_quotas))],
         )
     except BaseException:
         await nc.close()

@@ -78,7 +78,9 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
         return caller
 
     def _read(self, method: str, context: Context, account: str) -> None:
-        if self._enter(method, context) == PLAYER:
+        caller = self._enter(method, context)
+        accounts.check_account(account)  # an oversized name is INVALID_ARGUMENT, never echoed
+        if caller == PLAYER:
             _own_account(context, account)
 
     async def Deposit(self, request: pb.DepositRequest, context: Context) -> pb.DepositResponse:
