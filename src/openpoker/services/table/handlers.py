@@ -34,6 +34,7 @@ from openpoker.eventstore.envelope import Envelope
 from openpoker.presence import PresenceTracker
 from openpoker.services.table import mapping
 from openpoker.services.table.app import TableApp
+from openpoker.services.table.decks import deck_of
 from openpoker.services.table.errors import (
     BatchTooLarge,
     CallerNotDealer,
@@ -50,7 +51,7 @@ from openpoker.shell.interceptor import refused
 from openpoker.shell.logs import bind
 from openpoker.shell.quotas import OpenLimit, RateLimit
 from openpoker.shell.server import domain_for
-from openpoker.shuffle.deck_seal import DeckKeys, open_deck
+from openpoker.shuffle.deck_seal import DeckKeys
 from openpoker.tablelog.model import ActionEntry, LogEvent, TableModel, actions
 
 Context = aio.ServicerContext[Any, Any]
@@ -448,22 +449,6 @@ class TableServicer(pb_grpc.TableServiceServicer):
         await self._start_hand(request, context, out)
         return out
 
-    def _open(self, request: pb.StartHandRequest, table_id: str, hand_id: str) -> str:
-        """The deck's card codes: opened for this table, hand and commitment (SEALED_DECK_INVALID
-        otherwise); as sent on a plaintext rig without deck keys."""
-        if self._deck_keys is None:
-            try:
-                return request.sealed_deck.decode("ascii")
-            except UnicodeDecodeError:
-                return ""  # refused by deck_of as not card codes
-        return open_deck(
-            self._deck_keys,
-            request.sealed_deck,
-            table_id=table_id,
-            hand_id=hand_id,
-            commitment=request.deck_commitment,
-        )
-
     async def _start_hand(
         self, request: pb.StartHandRequest, context: Context, out: pb.StartHandResponse
     ) -> None:
@@ -473,7 +458,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
         hand_id = mapping.hand_id_of(request.hand_id)
         model = await self._app.model(table_id)
         assert model.state is not None
-        deck = mapping.deck_of(self._open(request, table_id, hand_id), model.state.rules.deck_size)
+        deck = deck_of(self._deck_keys, request, table_id, hand_id, model.state.rules.deck_size)
         done = await self._app.start_hand(
             request_id=rid,
             table_id=table_id,
