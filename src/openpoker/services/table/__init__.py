@@ -8,9 +8,10 @@ refunds and cash-outs with the wallet), ``hand_index`` (where older hands are in
 ``background`` (the tasks nobody awaits), ``ownership`` (partition leases), ``wallet`` (the
 wallet port), ``retrying`` (background cash-outs and refunds: back-off, when to stop),
 ``reconcile`` (escrow no log accounts for goes back to cash) and ``reconcile_side`` (what it
-asks of this instance's tables), ``watchers`` (watches fed from the owner's model), ``mapping``
-(pure protobuf <-> domain), ``errors``. The table log itself (its events, the fold, the store
-and snapshot codec) is the library ``openpoker.tablelog``, which the dispute tools read too.
+asks of this instance's tables), ``watchers`` (watches fed from the owner's model), ``decks`` (a
+StartHand's sealed deck opened and checked), ``mapping`` (pure protobuf <-> domain), ``errors``.
+The table log itself (its events, the fold, the store and snapshot codec) is the library
+``openpoker.tablelog``, which the dispute tools read too.
 
 Events the dealer reacts to
 ---------------------------
