@@ -10,26 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 import grpc
 import pytest
 
 from openpoker.api.dealer.v1 import dealer_service_pb2 as dpb
-from openpoker.api.dealer.v1 import dealer_service_pb2_grpc as dgrpc
 from openpoker.api.rng.v1 import rng_service_pb2 as rpb
-from openpoker.api.rng.v1 import rng_service_pb2_grpc as rgrpc
 from openpoker.api.table.v1 import table_service_pb2 as tpb
-from openpoker.api.table.v1 import table_service_pb2_grpc as tgrpc
 from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
-from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as wgrpc
 from openpoker.pokerctl.bots import buy_in_for, table_config
 from openpoker.pokerctl.local import LocalSystem
-from openpoker.shell import pki
-from openpoker.shell.client import bearer_metadata, channel, rich_error
-from openpoker.shell.tls import TlsFiles
-from openpoker.shell.tokens import Role, TokenIssuer
+from openpoker.shell.client import rich_error
+from openpoker.shell.tokens import Role
+from tests.helpers.secure import Calls, Meta, token
 from tests.helpers.system import local_system
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -38,7 +33,6 @@ MAX_DEPOSIT = 50_000
 DAILY_DEPOSIT = 120_000
 MAX_BALANCE = 100_000
 LIVE = "authz-live"  # two players who never act (60 s clock): a hand stays live
-Meta = tuple[tuple[str, str], ...]
 T = TypeVar("T")
 
 
@@ -69,51 +63,6 @@ def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
 
 def rid() -> str:
     return str(uuid.uuid4())
-
-
-def token(system: LocalSystem, subject: str, role: Role = Role.PLAYER) -> Meta:
-    assert system.pki is not None
-    kid, key = pki.load_token_key(system.pki)
-    return bearer_metadata(TokenIssuer(key=key, kid=kid).issue(subject, role))
-
-
-class Calls:
-    """Stubs for people (the CA alone, client ports: tokens) and for pokerctl (its staff
-    certificate, service ports)."""
-
-    def __init__(self, system: LocalSystem) -> None:
-        assert system.pki is not None
-        ca = TlsFiles.from_pki(system.pki, None)
-        t, c = system.targets, system.client_targets
-        self.chans = [
-            channel(c["wallet"], ca),
-            channel(t["wallet"], system.tls),
-            channel(c["table"], ca),
-            channel(t["table"], system.tls),
-            channel(c["dealer"], ca),
-            channel(t["dealer"], system.tls),
-            channel(c["rng"], ca),
-        ]
-        self.wallet: Any = wgrpc.WalletServiceStub(self.chans[0])
-        self.staff_wallet: Any = wgrpc.WalletServiceStub(self.chans[1])
-        self.table: Any = tgrpc.TableServiceStub(self.chans[2])
-        self.staff_table: Any = tgrpc.TableServiceStub(self.chans[3])
-        self.dealer: Any = dgrpc.DealerServiceStub(self.chans[4])
-        self.staff_dealer: Any = dgrpc.DealerServiceStub(self.chans[5])
-        self.rng: Any = rgrpc.RngServiceStub(self.chans[6])
-
-    async def close(self) -> None:
-        for chan in self.chans:
-            await chan.close()
-
-
-@pytest.fixture
-async def calls(system: LocalSystem) -> AsyncIterator[Calls]:
-    c = Calls(system)
-    try:
-        yield c
-    finally:
-        await c.close()
 
 
 async def refused(call: Any) -> tuple[grpc.StatusCode, str, dict[str, str]]:

@@ -12,24 +12,21 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 import grpc
 import pytest
 
 from openpoker.api.dealer.v1 import dealer_service_pb2 as dpb
-from openpoker.api.dealer.v1 import dealer_service_pb2_grpc as dgrpc
 from openpoker.api.table.v1 import table_service_pb2 as tpb
-from openpoker.api.table.v1 import table_service_pb2_grpc as tgrpc
 from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
-from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as wgrpc
 from openpoker.pokerctl.bots import table_config
 from openpoker.pokerctl.local import LocalSystem
-from openpoker.shell import pki
-from openpoker.shell.client import RichError, bearer_metadata, channel, rich_error
-from openpoker.shell.tls import TlsFiles
-from openpoker.shell.tokens import Role, TokenIssuer
+from openpoker.shell.client import RichError, rich_error
+from openpoker.shell.tokens import Role
+from tests.helpers.secure import Calls, Meta, token
+from tests.helpers.system import local_system
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -37,34 +34,26 @@ RPS, BURST = 1, 20
 CREATES_PER_MINUTE = 3
 WATCHES_PER_IDENTITY = 2
 WATCHES_PER_TABLE = 4
-Meta = tuple[tuple[str, str], ...]
 T = TypeVar("T")
+
+
+QUOTAS = {
+    "POKER_QUOTA_RPS": str(RPS),
+    "POKER_QUOTA_BURST": str(BURST),
+    "POKER_TABLE_QUOTA_CREATES_PER_MINUTE": str(CREATES_PER_MINUTE),
+    "POKER_TABLE_QUOTA_WATCHES_PER_IDENTITY": str(WATCHES_PER_IDENTITY),
+    "POKER_TABLE_QUOTA_WATCHES_PER_TABLE": str(WATCHES_PER_TABLE),
+}
 
 
 @pytest.fixture(scope="module")
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("POKER_QUOTA_RPS", str(RPS))
-        patch.setenv("POKER_QUOTA_BURST", str(BURST))
-        patch.setenv("POKER_TABLE_QUOTA_CREATES_PER_MINUTE", str(CREATES_PER_MINUTE))
-        patch.setenv("POKER_TABLE_QUOTA_WATCHES_PER_IDENTITY", str(WATCHES_PER_IDENTITY))
-        patch.setenv("POKER_TABLE_QUOTA_WATCHES_PER_TABLE", str(WATCHES_PER_TABLE))
-        local = LocalSystem(data_dir=tmp_path_factory.mktemp("quotas"), free_ports=True, secure=True)
-        try:
-            asyncio.run(local.start())
-            yield local
-        finally:
-            asyncio.run(local.stop())
+    with local_system(tmp_path_factory.mktemp("quotas"), QUOTAS, secure=True) as local:
+        yield local
 
 
 def rid() -> str:
     return str(uuid.uuid4())
-
-
-def token(system: LocalSystem, subject: str, role: Role = Role.PLAYER) -> Meta:
-    assert system.pki is not None
-    kid, key = pki.load_token_key(system.pki)
-    return bearer_metadata(TokenIssuer(key=key, kid=kid).issue(subject, role))
 
 
 async def until(probe: Callable[[], Awaitable[T | None]], *, within: float = 10.0) -> T:
@@ -75,38 +64,6 @@ async def until(probe: Callable[[], Awaitable[T | None]], *, within: float = 10.
             raise AssertionError("gave up waiting")
         await asyncio.sleep(0.05)
     return got
-
-
-class Calls:
-    """People on the client ports (the CA alone, tokens); pokerctl on the service ports."""
-
-    def __init__(self, system: LocalSystem) -> None:
-        assert system.pki is not None
-        ca = TlsFiles.from_pki(system.pki, None)
-        t, c = system.targets, system.client_targets
-        self.chans = [
-            channel(c["table"], ca),
-            channel(t["table"], system.tls),
-            channel(c["wallet"], ca),
-            channel(t["dealer"], system.tls),
-        ]
-        self.table: Any = tgrpc.TableServiceStub(self.chans[0])
-        self.staff_table: Any = tgrpc.TableServiceStub(self.chans[1])
-        self.wallet: Any = wgrpc.WalletServiceStub(self.chans[2])
-        self.staff_dealer: Any = dgrpc.DealerServiceStub(self.chans[3])
-
-    async def close(self) -> None:
-        for chan in self.chans:
-            await chan.close()
-
-
-@pytest.fixture
-async def calls(system: LocalSystem) -> AsyncIterator[Calls]:
-    c = Calls(system)
-    try:
-        yield c
-    finally:
-        await c.close()
 
 
 async def refusal(call: Awaitable[Any]) -> RichError:

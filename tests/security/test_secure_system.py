@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,17 +15,15 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from openpoker.api.rng.v1 import rng_service_pb2 as rpb
-from openpoker.api.rng.v1 import rng_service_pb2_grpc as rgrpc
 from openpoker.api.table.v1 import table_service_pb2 as tpb
-from openpoker.api.table.v1 import table_service_pb2_grpc as tgrpc
 from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
-from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as wgrpc
 from openpoker.pokerctl.bots import buy_in_for, table_config
 from openpoker.pokerctl.local import LocalSystem
 from openpoker.shell import pki
 from openpoker.shell.client import bearer_metadata, channel, rich_error
 from openpoker.shell.tls import TlsFiles
 from openpoker.shell.tokens import Role, TokenIssuer
+from tests.helpers.secure import Calls, ca_only, token
 from tests.helpers.system import local_system
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -42,57 +40,6 @@ def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
 
 def rid() -> str:
     return str(uuid.uuid4())
-
-
-def issuer(system: LocalSystem) -> TokenIssuer:
-    assert system.pki is not None
-    kid, key = pki.load_token_key(system.pki)
-    return TokenIssuer(key=key, kid=kid)
-
-
-def token(
-    system: LocalSystem, subject: str, role: Role = Role.PLAYER, **kw: Any
-) -> tuple[tuple[str, str], ...]:
-    return bearer_metadata(issuer(system).issue(subject, role, **kw))
-
-
-def ca_only(system: LocalSystem) -> TlsFiles:
-    assert system.pki is not None
-    return TlsFiles.from_pki(system.pki, None)
-
-
-class Calls:
-    """Stubs over the three ways in: staff certificate on the service ports, the CA alone on the
-    client ports (people with tokens), and another service's certificate."""
-
-    def __init__(self, system: LocalSystem) -> None:
-        assert system.pki is not None
-        t, c = system.targets, system.client_targets
-        self.chans = [
-            channel(t["table"], system.tls),
-            channel(c["table"], ca_only(system)),
-            channel(t["wallet"], system.tls),
-            channel(c["wallet"], ca_only(system)),
-            channel(c["rng"], ca_only(system)),
-        ]
-        self.staff_table: Any = tgrpc.TableServiceStub(self.chans[0])
-        self.table: Any = tgrpc.TableServiceStub(self.chans[1])
-        self.staff_wallet: Any = wgrpc.WalletServiceStub(self.chans[2])
-        self.wallet: Any = wgrpc.WalletServiceStub(self.chans[3])
-        self.rng: Any = rgrpc.RngServiceStub(self.chans[4])
-
-    async def close(self) -> None:
-        for chan in self.chans:
-            await chan.close()
-
-
-@pytest.fixture
-async def calls(system: LocalSystem) -> AsyncIterator[Calls]:
-    c = Calls(system)
-    try:
-        yield c
-    finally:
-        await c.close()
 
 
 async def refused(call: Any) -> tuple[grpc.StatusCode, str]:
