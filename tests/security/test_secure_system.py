@@ -162,6 +162,24 @@ async def test_a_player_acts_and_views_only_as_themself(system: LocalSystem, cal
     assert await version(calls) == before
 
 
+@pytest.mark.parametrize("role", [Role.CASHIER, Role.AUDITOR, Role.OPERATOR, None])
+async def test_no_other_role_and_no_token_sits_in_a_players_seat(
+    system: LocalSystem, calls: Calls, role: Role | None
+) -> None:
+    await _seated_table(system, calls)
+    meta = token(system, "staff-1", role) if role is not None else ()
+    before = await version(calls)
+    view_alice = tpb.GetTableRequest(name=f"tables/{TABLE}", viewer_player_id="alice")
+    assert await refused(calls.table.GetTable(view_alice, timeout=5, metadata=meta)) == (
+        grpc.StatusCode.PERMISSION_DENIED,
+        "NOT_YOUR_SEAT",
+    )
+    leave = tpb.LeaveTableRequest(request_id=rid(), table=f"tables/{TABLE}", player_id="alice")
+    code, _ = await refused(calls.table.LeaveTable(leave, timeout=5, metadata=meta))
+    assert code in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED)
+    assert await version(calls) == before
+
+
 async def test_bad_tokens_are_unauthenticated(system: LocalSystem, calls: Calls, tmp_path: Path) -> None:
     await _seated_table(system, calls)
     before = await version(calls)

@@ -6,7 +6,7 @@ by token. ``caller_of`` names it as the per-method allow-lists do: a service's n
 ``pokerctl``, or the token's role (``player``, ``cashier``, ``auditor``, ``operator``); headers
 are ignored. ``player_of`` is the player a request is about: a player-role caller is always
 themself (a request field naming anyone else is NOT_YOUR_SEAT); services and staff name the
-player in the request.
+player in the request; a cashier, auditor or operator token, or none, names no player.
 
 A plaintext server (``POKER_INSECURE``, in-process test rigs only) binds no principal, and the
 ``x-caller`` and ``x-player-id`` headers stand in for it.
@@ -21,7 +21,7 @@ from grpc import aio
 
 from openpoker.shell import identity
 from openpoker.shell.errors import PermissionDenied, Unauthenticated
-from openpoker.shell.identity import Kind
+from openpoker.shell.identity import Kind, NotYourSeat
 from openpoker.shell.tokens import Role, TokenMissing
 
 CALLER_HEADER = "x-caller"
@@ -72,7 +72,11 @@ def player_of(context: aio.ServicerContext[Any, Any], field: str, *, required: b
         return principal.name
     if principal.kind is Kind.ANONYMOUS and required:
         raise TokenMissing
-    return field if principal.kind is not Kind.ANONYMOUS else ""
+    if principal.kind is Kind.SERVICE or principal.kind is Kind.STAFF:
+        return field  # services and pokerctl act for the player they name
+    if field:  # a cashier, auditor or operator token is nobody's seat, and so is no token
+        raise NotYourSeat(player=field)
+    return ""
 
 
 def authorize(allowed_callers: Mapping[str, frozenset[str]], method: str, caller: str) -> None:
