@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from openpoker.shell import identity, pki
-from openpoker.shell.identity import Kind, NotYourSeat, Principal, RoleRequired
+from openpoker.shell.identity import Kind, NotYourSeat, Principal
 from openpoker.shell.tokens import Role, TokenExpired, TokenInvalid, TokenIssuer, TokenMissing, TokenVerifier
 
 
@@ -26,13 +26,11 @@ def test_a_service_certificate_is_the_service_whatever_the_headers_say(
     meta = [("x-caller", "wallet"), ("authorization", f"Bearer {issuer.issue('eve', Role.OPERATOR)}")]
     who = identity.authenticate(auth, meta, verifier)
     assert who == Principal(kind=Kind.SERVICE, name="dealer")
-    assert who.grants == {"dealer"}
 
 
 def test_a_staff_certificate_is_an_operator() -> None:
     who = identity.authenticate({"peer_spiffe_id": [b"spiffe://openpoker/staff/pokerctl"]}, [], None)
     assert (who.kind, who.name, who.role) == (Kind.STAFF, "pokerctl", Role.OPERATOR)
-    assert who.grants == {"operator"}
 
 
 def test_a_certificate_of_another_trust_domain_names_nobody() -> None:
@@ -45,14 +43,12 @@ def test_a_token_names_its_subject_and_role(tokens: tuple[TokenIssuer, TokenVeri
     meta = [("authorization", f"Bearer {issuer.issue('alice', Role.PLAYER)}"), ("x-player-id", "bob")]
     who = identity.authenticate({}, meta, verifier)
     assert (who.kind, who.name, who.role) == (Kind.USER, "alice", Role.PLAYER)
-    assert who.grants == {"player"}
 
 
 def test_headers_alone_name_nobody(tokens: tuple[TokenIssuer, TokenVerifier]) -> None:
     _, verifier = tokens
     who = identity.authenticate({}, [("x-caller", "dealer"), ("x-player-id", "alice")], verifier)
     assert who == identity.ANONYMOUS
-    assert who.grants == {"spectator"}
 
 
 def test_bad_tokens_are_refused_even_when_none_is_needed(tokens: tuple[TokenIssuer, TokenVerifier]) -> None:
@@ -72,16 +68,6 @@ def test_expired_tokens_say_so(tokens: tuple[TokenIssuer, TokenVerifier]) -> Non
     old = issuer.issue("alice", Role.PLAYER, now=dt.datetime.now(dt.UTC) - dt.timedelta(days=1))
     with pytest.raises(TokenExpired):
         identity.authenticate({}, [("authorization", f"Bearer {old}")], verifier)
-
-
-def test_require_denies_by_default() -> None:
-    player = Principal(kind=Kind.USER, name="alice", role=Role.PLAYER)
-    identity.require(player, "Act", frozenset({"player", "dealer"}))
-    with pytest.raises(RoleRequired):
-        identity.require(player, "Deposit", frozenset({"cashier"}))
-    with pytest.raises(TokenMissing):
-        identity.require(identity.ANONYMOUS, "Deposit", frozenset({"cashier"}))
-    identity.require(identity.ANONYMOUS, "GetTable", frozenset({"spectator"}))
 
 
 def test_a_player_names_only_themself() -> None:

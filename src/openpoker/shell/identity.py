@@ -41,21 +41,6 @@ class Principal:
     name: str  # service or staff name, the token's subject, or "" when anonymous
     role: Role | None = None
 
-    @property
-    def grants(self) -> frozenset[str]:
-        """The names per-method allow-lists are written in: a service's name, or a role."""
-        if self.kind is Kind.SERVICE:
-            return frozenset({self.name})
-        if self.role is not None:
-            return frozenset({self.role.value})
-        return frozenset({Role.SPECTATOR.value}) if self.kind is Kind.ANONYMOUS else frozenset()
-
-    def is_service(self, *names: str) -> bool:
-        return self.kind is Kind.SERVICE and self.name in names
-
-    def is_user(self, role: Role) -> bool:
-        return self.kind in (Kind.USER, Kind.STAFF) and self.role is role
-
 
 ANONYMOUS = Principal(kind=Kind.ANONYMOUS, name="")
 
@@ -100,28 +85,11 @@ def authenticate(
     return Principal(kind=Kind.USER, name=claims.subject, role=claims.role)
 
 
-class RoleRequired(PermissionDenied):
-    reason = "ROLE_REQUIRED"
-
-    def __init__(self, *, method: str, allowed: Iterable[str]) -> None:
-        super().__init__(
-            "this caller may not call this method", method=method, allowed=",".join(sorted(allowed))
-        )
-
-
 class NotYourSeat(PermissionDenied):
     reason = "NOT_YOUR_SEAT"
 
     def __init__(self, *, player: str) -> None:
         super().__init__("a player acts, views and moves money only as themself", player=player)
-
-
-def require(principal: Principal, method: str, allowed: frozenset[str]) -> None:
-    """Raise unless the principal holds one of ``allowed`` (deny by default)."""
-    if not principal.grants & allowed:
-        if principal.kind is Kind.ANONYMOUS:
-            raise TokenMissing
-        raise RoleRequired(method=method, allowed=allowed)
 
 
 def require_self(principal: Principal, player: str) -> None:
