@@ -23,6 +23,7 @@ from openpoker.ledger.events import (
     TransfersCommitted,
 )
 from openpoker.ledger.hands import HandRecord, hand_key
+from openpoker.ledger.limits import DayTotals
 from openpoker.ledger.transfers import Phase, TransferCode, TransferRecord
 
 SNAPSHOT_VERSION = 1
@@ -185,7 +186,10 @@ def encode_state(state: LedgerState) -> dict[str, Any]:
         ],
         # Each cash account's deposits of its latest day (absent from snapshots older than the
         # daily limit, taken when no deposit was dated yet: empty is then exact).
-        "deposit_days": {k: [day, total] for k, (day, total) in sorted(state.deposit_days.items())},
+        "deposit_days": _days(state.deposit_days),
+        # Likewise for withdrawals (absent from snapshots taken before withdrawals were dated:
+        # empty is then exact).
+        "withdrawal_days": _days(state.withdrawal_days),
     }
 
 
@@ -213,5 +217,14 @@ def decode_state(d: dict[str, Any]) -> LedgerState:
             saw_flop=bool(h["saw_flop"]),
         )
         state.hands[hand_key(hand.table_id, hand.hand_no)] = hand
-    state.deposit_days = {k: (str(day), int(total)) for k, (day, total) in d.get("deposit_days", {}).items()}
+    state.deposit_days = _undays(d.get("deposit_days", {}))
+    state.withdrawal_days = _undays(d.get("withdrawal_days", {}))
     return state
+
+
+def _days(days: DayTotals) -> dict[str, list[Any]]:
+    return {k: [day, total] for k, (day, total) in sorted(days.items())}
+
+
+def _undays(data: dict[str, list[Any]]) -> DayTotals:
+    return {k: (str(day), int(total)) for k, (day, total) in data.items()}

@@ -14,7 +14,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from openpoker.engine.rules import RakeRules
-from openpoker.ledger.limits import NO_LIMITS, DepositLimits
+from openpoker.ledger.limits import NO_LIMITS, NO_WITHDRAWAL_LIMITS, DepositLimits, WithdrawalLimits
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,9 +37,14 @@ class Deposit:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Withdraw:
+    """Money out to the outside world, under ``limits`` (``ledger.limits``); ``at`` is when it
+    was asked (aware; its UTC day counts toward the daily limit), required with a daily limit."""
+
     request_id: str
     player: str
     amount: int
+    at: dt.datetime | None = None
+    limits: WithdrawalLimits = NO_WITHDRAWAL_LIMITS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -84,7 +84,9 @@ class LedgerState:
     resolved: dict[str, str] = field(default_factory=dict)
     hands: dict[str, HandRecord] = field(default_factory=dict)
     # cash account -> (UTC day, deposits of that day): its latest dated deposits (ledger.limits)
-    deposit_days: dict[str, tuple[str, int]] = field(default_factory=dict)
+    deposit_days: limits.DayTotals = field(default_factory=dict)
+    # cash account -> (UTC day, withdrawals of that day): likewise for money paid out
+    withdrawal_days: limits.DayTotals = field(default_factory=dict)
     commands: int = 0  # events applied that moved money (for status pages)
 
     def balance(self, account: str) -> Balances:
@@ -142,20 +144,32 @@ def decide(state: LedgerState, command: Command) -> Decision:
                 account=account,
                 balance=state.accounts.get(account, Balances()),
                 amount=command.amount,
-                deposited_today=limits.deposited_on(state.deposit_days, account, day),
+                deposited_today=limits.total_on(state.deposit_days, account, day),
             )
             return _batch(state, command.request_id, (op,), day=day)
         case Withdraw():
             check_request_id(command.request_id)
             check_amount("amount", command.amount)
+            account = accounts.cash(command.player)
             op = Transfer(
                 id=f"withdraw/{command.request_id}",
-                debit=accounts.cash(command.player),
+                debit=account,
                 credit=accounts.WORLD,
                 amount=command.amount,
                 code=TransferCode.WITHDRAWAL,
             )
-            return _batch(state, command.request_id, (op,))
+            if existing(state.transfers, (op,)):
+                return _duplicate((op,))  # a retry answers the first result, whatever the limits now
+            day = limits.day_of(command.at) if command.at is not None else ""
+            if command.limits.daily_withdrawal is not None and not day:
+                raise ValueError("a withdrawal under a daily limit needs its time (Withdraw.at)")
+            limits.check_withdrawal(
+                command.limits,
+                account=account,
+                amount=command.amount,
+                withdrawn_today=limits.total_on(state.withdrawal_days, account, day),
+            )
+            return _batch(state, command.request_id, (op,), day=day)
         case BuyIn():
             check_request_id(command.request_id)
             check_amount("amount", command.amount)
@@ -294,7 +308,9 @@ def evolve(state: LedgerState, event: Event) -> LedgerState:
                 if record.pending_id:
                     state.resolved[record.pending_id] = record.id
                 if event.day and record.code is TransferCode.DEPOSIT:
-                    limits.record_deposit(state.deposit_days, record.credit, event.day, record.amount)
+                    limits.record_on(state.deposit_days, record.credit, event.day, record.amount)
+                elif event.day and record.code is TransferCode.WITHDRAWAL:
+                    limits.record_on(state.withdrawal_days, record.debit, event.day, record.amount)
             state.commands += 1
         case HandOpened():
             state.hands[hand_key(event.table_id, event.hand_no)] = HandRecord(

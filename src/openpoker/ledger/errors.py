@@ -321,3 +321,41 @@ class BalanceCeiling(LedgerError):
         self.amount = amount
         self.balance = balance
         self.limit = limit
+
+
+class WithdrawalOverLimit(LedgerError):
+    """One withdrawal larger than the wallet's per-request limit."""
+
+    reason = "WITHDRAWAL_OVER_LIMIT"
+    kind = "precondition"
+
+    def __init__(self, *, account: str, amount: int, limit: int) -> None:
+        super().__init__(
+            f"a withdrawal of {amount} from {account} is over the limit of {limit} per withdrawal",
+            account=account,
+            amount=amount,
+            limit=limit,
+        )
+        self.account = account
+        self.amount = amount
+        self.limit = limit
+
+
+class DailyWithdrawalLimitReached(LedgerError):
+    """The account's withdrawals of this UTC day would pass the wallet's daily limit."""
+
+    reason = "DAILY_WITHDRAWAL_LIMIT_REACHED"
+    kind = "exhausted"
+
+    def __init__(self, *, account: str, amount: int, withdrawn: int, limit: int) -> None:
+        super().__init__(
+            f"{account} withdrew {withdrawn} today; {amount} more passes the daily limit of {limit}",
+            account=account,
+            amount=amount,
+            withdrawn=withdrawn,
+            limit=limit,
+        )
+        self.account = account
+        self.amount = amount
+        self.withdrawn = withdrawn
+        self.limit = limit

@@ -24,7 +24,7 @@ class LedgerOpened:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TransfersCommitted:
     """A linked batch of transfers, applied whole. ``day``: the UTC day (``YYYY-MM-DD``) of a
-    dated deposit, counted toward the account's daily limit ("" otherwise)."""
+    dated deposit or withdrawal, counted toward the account's daily limit ("" otherwise)."""
 
     request_id: str
     transfers: tuple[TransferRecord, ...]
