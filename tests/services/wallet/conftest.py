@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import datetime as dt
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 import pytest
@@ -10,8 +11,10 @@ from grpc import aio
 
 from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from openpoker.eventstore.memory import InMemoryEventStore
+from openpoker.ledger.limits import WithdrawalLimits
 from openpoker.ledger.store import WalletStore
 from openpoker.services.wallet.app import WalletApp
+from openpoker.services.wallet.config import DEFAULT_WITHDRAWAL_LIMITS
 from openpoker.services.wallet.server import spec
 from openpoker.shell.client import channel
 from openpoker.shell.config import ShellConfig
@@ -41,9 +44,20 @@ class Rig:
 
 
 async def start_rig(
-    events: InMemoryEventStore, *, snapshot_every: int = 1000, currency: str = "CHIPS"
+    events: InMemoryEventStore,
+    *,
+    snapshot_every: int = 1000,
+    currency: str = "CHIPS",
+    clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+    withdrawal_limits: WithdrawalLimits = DEFAULT_WITHDRAWAL_LIMITS,
 ) -> Rig:
-    app = WalletApp(WalletStore(events), currency=currency, snapshot_every=snapshot_every)
+    app = WalletApp(
+        WalletStore(events),
+        currency=currency,
+        snapshot_every=snapshot_every,
+        clock=clock,
+        withdrawal_limits=withdrawal_limits,
+    )
     await app.start()
     config = ShellConfig.from_env("wallet", environ={"POKER_INSECURE": "true", "POKER_WALLET_PORT": "0"})
     running = await start_server(config, [spec(app)])

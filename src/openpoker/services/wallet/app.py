@@ -29,10 +29,10 @@ from openpoker.ledger.commands import Command
 from openpoker.ledger.decider import LedgerState, decide, evolve, records_of
 from openpoker.ledger.errors import CurrencyMismatch
 from openpoker.ledger.events import Event, LedgerOpened, TransfersCommitted
-from openpoker.ledger.limits import DepositLimits
+from openpoker.ledger.limits import DepositLimits, WithdrawalLimits
 from openpoker.ledger.store import Position, WalletStore
 from openpoker.ledger.transfers import TransferRecord
-from openpoker.services.wallet.config import DEFAULT_DEPOSIT_LIMITS
+from openpoker.services.wallet.config import DEFAULT_DEPOSIT_LIMITS, DEFAULT_WITHDRAWAL_LIMITS
 from openpoker.services.wallet.errors import LedgerUnavailable
 from openpoker.shell.logs import get_logger
 
@@ -58,9 +58,11 @@ class WalletApp:
         snapshot_every: int = 1000,
         clock: Callable[[], dt.datetime] = _utc_now,
         deposit_limits: DepositLimits = DEFAULT_DEPOSIT_LIMITS,
+        withdrawal_limits: WithdrawalLimits = DEFAULT_WITHDRAWAL_LIMITS,
     ) -> None:
         self._store = store
         self.deposit_limits = deposit_limits
+        self.withdrawal_limits = withdrawal_limits
         self._currency = currency
         self._snapshot_every = snapshot_every
         self._clock = clock
@@ -79,8 +81,8 @@ class WalletApp:
         return self._currency
 
     def now(self) -> dt.datetime:
-        """The wallet's clock: deposits carry it into the decider (their day counts toward the
-        daily limit)."""
+        """The wallet's clock: deposits and withdrawals carry it into the decider (their day
+        counts toward the daily limits)."""
         return self._clock()
 
     @property

@@ -11,6 +11,9 @@ Besides the shell's ``POKER_*`` settings:
   10,000,000) and ``POKER_WALLET_MAX_BALANCE`` (default 1,000,000,000): the most one deposit may
   bring, the most one cash account may receive by deposit per UTC day, and the most a deposit may
   lift a cash account to (``openpoker.ledger.limits``; each at least 1, at most 2**53).
+* ``POKER_WALLET_MAX_WITHDRAWAL`` (default 1,000,000) and ``POKER_WALLET_DAILY_WITHDRAWAL``
+  (default 10,000,000): the most one withdrawal may take, and the most one cash account may pay
+  out by withdrawal per UTC day (same bounds).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from openpoker.ledger.limits import DepositLimits
+from openpoker.ledger.limits import DepositLimits, WithdrawalLimits
 from openpoker.shell.config import ConfigError, ShellConfig, env_int, env_str
 
 SERVICE = "wallet"
@@ -28,12 +31,15 @@ _CURRENCY = re.compile(r"^[A-Z][A-Z0-9_]{1,15}$")
 MAX_DEPOSIT = 1_000_000
 DAILY_DEPOSIT = 10_000_000
 MAX_BALANCE = 1_000_000_000
+MAX_WITHDRAWAL = 1_000_000
+DAILY_WITHDRAWAL = 10_000_000
 _LIMIT_CAP = 2**53  # far below int64: sums of a few limits can never overflow a total
 
 
 DEFAULT_DEPOSIT_LIMITS = DepositLimits(
     max_deposit=MAX_DEPOSIT, daily_deposit=DAILY_DEPOSIT, max_balance=MAX_BALANCE
 )
+DEFAULT_WITHDRAWAL_LIMITS = WithdrawalLimits(max_withdrawal=MAX_WITHDRAWAL, daily_withdrawal=DAILY_WITHDRAWAL)
 
 
 def _limit(env: Mapping[str, str], name: str, default: int) -> int:
@@ -50,6 +56,7 @@ class WalletConfig:
     snapshot_every: int
     stream: str
     deposit_limits: DepositLimits = DEFAULT_DEPOSIT_LIMITS
+    withdrawal_limits: WithdrawalLimits = DEFAULT_WITHDRAWAL_LIMITS
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> WalletConfig:
@@ -67,5 +74,9 @@ class WalletConfig:
                 max_deposit=_limit(env, "POKER_WALLET_MAX_DEPOSIT", MAX_DEPOSIT),
                 daily_deposit=_limit(env, "POKER_WALLET_DAILY_DEPOSIT", DAILY_DEPOSIT),
                 max_balance=_limit(env, "POKER_WALLET_MAX_BALANCE", MAX_BALANCE),
+            ),
+            withdrawal_limits=WithdrawalLimits(
+                max_withdrawal=_limit(env, "POKER_WALLET_MAX_WITHDRAWAL", MAX_WITHDRAWAL),
+                daily_withdrawal=_limit(env, "POKER_WALLET_DAILY_WITHDRAWAL", DAILY_WITHDRAWAL),
             ),
         )

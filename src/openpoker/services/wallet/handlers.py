@@ -4,8 +4,9 @@ The caller is named by ``shell.callers.caller_of`` (a service's certificate, ``p
 certificate, or a token's role; the ``x-caller`` header on a plaintext test rig only): deny by
 default, one allow-list per method. Money moves on a seat only from the table service (BuyIn,
 CashOut) and on a hand only from the dealer or the table; money in and out of the system only
-from a cashier, an operator or pokerctl, under the deposit limits (``openpoker.ledger.limits``).
-A player token reads only its own accounts (``cash/<player>``, ``escrow/<table>/<player>``).
+from a cashier, an operator or pokerctl, under the deposit and withdrawal limits
+(``openpoker.ledger.limits``). A player token reads only its own accounts (``cash/<player>``,
+``escrow/<table>/<player>``).
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
     async def Withdraw(self, request: pb.WithdrawRequest, context: Context) -> pb.WithdrawResponse:
         self._enter("Withdraw", context, player=request.player)
         self._app.check_currency(request.currency)
-        outcome = await self._app.execute(mapping.withdraw(request))
+        command = mapping.withdraw(request, at=self._app.now(), limits=self._app.withdrawal_limits)
+        outcome = await self._app.execute(command)
         account, cash = self._app.balance(accounts.cash(request.player))
         return pb.WithdrawResponse(
             transfers=mapping.transfers_to_proto(outcome.transfers),

@@ -18,7 +18,7 @@ from openpoker.ledger.commands import (
     VoidHand,
     Withdraw,
 )
-from openpoker.ledger.limits import DepositLimits
+from openpoker.ledger.limits import DepositLimits, WithdrawalLimits
 from openpoker.ledger.transfers import Phase, TransferCode, TransferRecord
 from openpoker.services.wallet.errors import InvalidRakeRules
 
@@ -107,8 +107,8 @@ def deposit(m: pb.DepositRequest, *, at: dt.datetime, limits: DepositLimits) -> 
     return Deposit(request_id=m.request_id, player=m.player, amount=m.amount, at=at, limits=limits)
 
 
-def withdraw(m: pb.WithdrawRequest) -> Withdraw:
-    return Withdraw(request_id=m.request_id, player=m.player, amount=m.amount)
+def withdraw(m: pb.WithdrawRequest, *, at: dt.datetime, limits: WithdrawalLimits) -> Withdraw:
+    return Withdraw(request_id=m.request_id, player=m.player, amount=m.amount, at=at, limits=limits)
 
 
 def buy_in(m: pb.BuyInRequest) -> BuyIn:

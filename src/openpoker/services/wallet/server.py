@@ -68,6 +68,7 @@ async def start(config: WalletConfig) -> WalletServer:
             currency=config.currency,
             snapshot_every=config.snapshot_every,
             deposit_limits=config.deposit_limits,
+            withdrawal_limits=config.withdrawal_limits,
         )
         await app.start()
         server = await start_server(config.shell, [spec(app)])
