@@ -23,8 +23,10 @@ has no clock. ``TimeOut(seat, at_ms)`` arrives from the shell when the player's 
 a player who has put chips in this hand is all-in protected, otherwise folded; a disconnected
 player is protected at most ``rules.time.disconnect_protections_per_window`` times per rolling
 ``protection_window_ms`` (computed from the ``at_ms`` of the time-outs that used protection),
-and folded after that. ``Reconnect`` during one's turn grants ``reconnect_extra_ms``; the
-query ``decision_time_ms`` tells the shell how long the current decision may take.
+and folded after that, unless an operator resets the allowance (``ResetAllInAllowance``, seed
+000's "All-in Limits reset"), which forgets the protections used at this table. ``Reconnect``
+during one's turn grants ``reconnect_extra_ms``; the query ``decision_time_ms`` tells the shell
+how long the current decision may take.
 
 Voiding (``VoidHand`` from the dealer, for a hand that cannot be finished): ``HandVoided``
 gives each seat still at the table its stack from the start of the hand back and ends the hand
@@ -78,6 +80,7 @@ from openpoker.engine.hand_events import (
 from openpoker.engine.seating import Debt, HandInProgress, SeatStatus
 from openpoker.engine.table_decide import decide
 from openpoker.engine.table_events import (
+    AllInAllowanceReset,
     ChipsAdded,
     Command,
     DecisionTimedOut,
@@ -90,6 +93,7 @@ from openpoker.engine.table_events import (
     PlayerSatIn,
     PlayerSatOut,
     PlayerSeated,
+    ResetAllInAllowance,
     TableEvent,
     TableLogEvent,
     TableOpened,
@@ -114,11 +118,13 @@ from openpoker.engine.table_state import SeatState, TableState
 __all__ = [
     "HAND_EVENT_TYPES",
     "HAND_IDS_KEPT",
+    "AllInAllowanceReset",
     "Command",
     "DuplicateHandId",
     "HandNotLive",
     "NoHandInProgress",
     "Refund",
+    "ResetAllInAllowance",
     "SeatInfo",
     "SeatState",
     "SeatStateUnchanged",
@@ -338,6 +344,8 @@ def _evolve_table(s: TableState, event: TableEvent) -> None:
                 s.protections[player] = [*kept, at_ms]
         case HandVoided(returned=returned):
             _void(s, returned)
+        case AllInAllowanceReset(player=player):
+            s.protections.pop(player, None)
         case TableOpened():
             pass  # only first (see ``fold``)
         case _:

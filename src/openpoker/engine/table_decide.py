@@ -45,6 +45,7 @@ from openpoker.engine.seating import (
     check_top_up,
 )
 from openpoker.engine.table_events import (
+    AllInAllowanceReset,
     ChipsAdded,
     Command,
     DecisionTimedOut,
@@ -61,6 +62,7 @@ from openpoker.engine.table_events import (
     PlayerSatOut,
     PlayerSeated,
     Reconnect,
+    ResetAllInAllowance,
     SitDown,
     SitIn,
     SitOut,
@@ -137,6 +139,8 @@ def decide(state: TableState | None, command: Command) -> list[TableLogEvent]:
             return _time_out(state, command)
         case VoidHand():
             return _void_hand(state, command)
+        case ResetAllInAllowance(player=player, at_ms=at_ms):
+            return _reset_allowance(state, player, at_ms)
         case _:
             raise AssertionError(f"unknown command {command!r}")  # pragma: no cover
 
@@ -243,6 +247,15 @@ def _void_hand(state: TableState, c: VoidHand) -> list[TableLogEvent]:
         if occ.leaving:
             out.append(PlayerLeft(seat=seat, player=occ.player, chips=stacks.get(seat, occ.stack)))
     return out
+
+
+def _reset_allowance(state: TableState, player: str, at_ms: int) -> list[TableLogEvent]:
+    """No event when no protection of ``player`` counts at ``at_ms``: the allowance is already
+    whole, and a table the player never played at keeps its log as it is."""
+    used = protections_used(state, player, at_ms)
+    if used == 0:
+        return []
+    return [AllInAllowanceReset(player=player, at_ms=at_ms, cleared=used)]
 
 
 def _force(hs: hand.HandState, command: HandCommand) -> list[HandEvent]:

@@ -108,6 +108,16 @@ class VoidHand:
     reason: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResetAllInAllowance:
+    """From an operator (seed 000: "Members wishing to have their All-in Limits reset may
+    contact our Support Department"): forget the disconnection protections ``player`` used at
+    this table, so the full allowance applies again from ``at_ms``."""
+
+    player: str
+    at_ms: int
+
+
 TableCommand = (
     OpenTable
     | SitDown
@@ -120,6 +130,7 @@ TableCommand = (
     | Reconnect
     | TimeOut
     | VoidHand
+    | ResetAllInAllowance
 )
 
 
@@ -230,6 +241,16 @@ class HandVoided:
     returned: tuple[SeatAmount, ...]  # (seat, stack at the start of the hand) per seat still seated
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AllInAllowanceReset:
+    """An operator reset ``player``'s allowance of all-ins due to disconnection: the
+    protections they used here no longer count. ``cleared`` is how many counted at ``at_ms``."""
+
+    player: str
+    at_ms: int
+    cleared: int
+
+
 TableEvent = (
     TableOpened
     | PlayerSeated
@@ -243,6 +264,7 @@ TableEvent = (
     | PlayerReconnected
     | DecisionTimedOut
     | HandVoided
+    | AllInAllowanceReset
 )
 
 # A table's log holds its own events and the hand engine's; a table decides both kinds of command.
