@@ -19,7 +19,11 @@ services, ``pokerctl``), the *client* listener on ``POKER_<SERVICE>_CLIENT_PORT`
 service port + 100; ``0`` picks a free port) serves anyone holding the CA, who is named by bearer
 token. Files come from ``POKER_TLS_DIR`` (a folder laid out as ``pokerctl up`` makes
 ``DATA/pki``: ``ca.crt``, ``<service>.crt``/``.key``, ``jwks.json``) or one by one from
-``POKER_TLS_CA``, ``POKER_TLS_CERT``, ``POKER_TLS_KEY`` and ``POKER_JWKS`` (a JWKS file);
+``POKER_TLS_CA``, ``POKER_TLS_CERT``, ``POKER_TLS_KEY`` and ``POKER_JWKS``: a JWKS file (re-read
+when it changes), or the ``https://`` JWKS URL of the operator's identity provider, its server
+verified against ``POKER_JWKS_CA`` (a PEM bundle; default: the system trust store), fetched at most
+once per ``POKER_JWKS_MIN_REFETCH_SECONDS`` (30) and refreshed after
+``POKER_JWKS_LIFESPAN_SECONDS`` (300) (``shell.jwks``); ``http://`` is refused.
 ``POKER_TOKEN_ISSUER``/``POKER_TOKEN_AUDIENCE`` are what tokens must name. ``POKER_INSECURE=true``
 instead serves plaintext on the service port alone and takes identity from the ``x-caller`` and
 ``x-player-id`` headers: for in-process test rigs and the benchmark without security, refused when
@@ -40,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from openpoker.shell.jwks import LIFESPAN_SECONDS, MIN_REFETCH_SECONDS
 from openpoker.shell.tls import TlsFiles
 from openpoker.shell.tokens import AUDIENCE, ISSUER
 
@@ -115,10 +120,14 @@ class Security:
     """How a service authenticates: TLS files and token settings, or plaintext for rigs."""
 
     tls: TlsFiles | None  # None: plaintext (insecure)
-    jwks: Path | None
+    jwks: Path | None  # a JWKS file
     token_issuer: str = ISSUER
     token_audience: str = AUDIENCE
     client_port: int = 0
+    jwks_url: str | None = None  # an https:// JWKS URL, instead of a file
+    jwks_ca: Path | None = None  # what the JWKS server's certificate must chain to (None: system)
+    jwks_min_refetch_seconds: float = MIN_REFETCH_SECONDS
+    jwks_lifespan_seconds: float = LIFESPAN_SECONDS
 
     @property
     def insecure(self) -> bool:
@@ -160,9 +169,21 @@ class Security:
                 value=str(client_port),
                 problem="must be <= 65535",
             )
+        scheme = jwks.partition("://")[0].lower() if "://" in jwks else ""
+        if scheme not in ("", "https"):
+            raise ConfigError(
+                variable="POKER_JWKS",
+                value=jwks,
+                problem="a JWKS URL must be https:// (the keys decide who is who); or give a file path",
+            )
+        jwks_ca = env_str(env, "POKER_JWKS_CA", "")
         return cls(
             tls=TlsFiles(ca=Path(ca), cert=Path(cert), key=Path(key)),
-            jwks=Path(jwks) if jwks else None,
+            jwks=Path(jwks) if jwks and not scheme else None,
+            jwks_url=jwks if scheme else None,
+            jwks_ca=Path(jwks_ca) if jwks_ca else None,
+            jwks_min_refetch_seconds=env_float(env, "POKER_JWKS_MIN_REFETCH_SECONDS", MIN_REFETCH_SECONDS),
+            jwks_lifespan_seconds=env_float(env, "POKER_JWKS_LIFESPAN_SECONDS", LIFESPAN_SECONDS),
             token_issuer=env_str(env, "POKER_TOKEN_ISSUER", ISSUER),
             token_audience=env_str(env, "POKER_TOKEN_AUDIENCE", AUDIENCE),
             client_port=client_port,

@@ -11,7 +11,8 @@ the ``x-request-id`` metadata), ``table_id`` and ``hand_id`` (from ``table_id``/
 fields or a ``tables/{table}[/hands/{hand}]`` resource name in ``name``/``table``/``parent``).
 Authenticated per RPC on a TLS server: the caller (``shell.identity.authenticate``: the client
 certificate's SAN URI, else a bearer token, else anonymous) is bound for the handlers
-(``shell.callers``); a bad token is refused here, and so is a caller over its requests per second
+(``shell.callers``); a bad token is refused here (with keys from a JWKS URL, after awaiting the
+fetch of a key it names that is not held yet), and so is a caller over its requests per second
 (``requests_per_second``: RESOURCE_EXHAUSTED ``QUOTA_EXCEEDED``, ``shell.quotas``). Health and
 reflection calls are passed through untouched.
 """
@@ -30,7 +31,7 @@ from grpc_status import rpc_status
 from openpoker.shell import identity, quotas
 from openpoker.shell.errors import MappedError, to_status
 from openpoker.shell.logs import debug_enabled, get_logger
-from openpoker.shell.tokens import TokenVerifier
+from openpoker.shell.tokens import TokenVerifier, bearer
 
 _PASSTHROUGH = ("/grpc.health.v1.Health/", "/grpc.reflection.")
 _RESOURCE_FIELDS = ("name", "table", "parent")
@@ -165,12 +166,17 @@ class ShellInterceptor(aio.ServerInterceptor):
     def _begin(self, method: str, request: object, context: aio.ServicerContext[Any, Any]) -> float:
         return bind_request(method, request, context)
 
-    def _authenticate(self, context: aio.ServicerContext[Any, Any]) -> None:
+    async def _authenticate(self, context: aio.ServicerContext[Any, Any]) -> None:
         if not self._secure:
             return
-        principal = identity.authenticate(
-            identity.peer_context(context), context.invocation_metadata(), self._verifier
-        )
+        peer, metadata = identity.peer_context(context), context.invocation_metadata()
+        verifier = self._verifier
+        if verifier is not None and verifier.fetches and not peer.get("peer_spiffe_id"):
+            # Keys from a URL: a token naming a kid not yet held waits here, off the event loop,
+            # for at most one rate-limited fetch (shell.jwks.UrlKeys).
+            headers = {k: v for k, v in metadata or () if k == "authorization" and isinstance(v, str)}
+            await verifier.prepare(bearer(headers))
+        principal = identity.authenticate(peer, metadata, verifier)
         identity.bind(principal)
         structlog.contextvars.bind_contextvars(caller=principal.name or principal.kind.value)
         if self._requests is not None:
@@ -187,7 +193,7 @@ class ShellInterceptor(aio.ServerInterceptor):
         async def wrapper(request: object, context: aio.ServicerContext[Any, Any]) -> object:
             started = self._begin(method, request, context)
             try:
-                self._authenticate(context)
+                await self._authenticate(context)
                 response = await behaviour(request, context)
             except aio.AbortError:
                 raise  # the handler aborted by itself; its status stands
@@ -206,7 +212,7 @@ class ShellInterceptor(aio.ServerInterceptor):
         async def wrapper(argument: object, context: aio.ServicerContext[Any, Any]) -> AsyncIterator[object]:
             started = self._begin(method, None if request_stream else argument, context)
             try:
-                self._authenticate(context)
+                await self._authenticate(context)
                 async for item in behaviour(argument, context):
                     yield item
             except aio.AbortError:

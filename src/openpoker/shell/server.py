@@ -27,8 +27,9 @@ from grpc import aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from openpoker.shell.config import ShellConfig
+from openpoker.shell.config import Security, ShellConfig
 from openpoker.shell.interceptor import ShellInterceptor
+from openpoker.shell.jwks import FileKeys, KeySource, UrlKeys, ssl_context
 from openpoker.shell.logs import get_logger
 from openpoker.shell.quotas import RateLimit
 from openpoker.shell.tls import server_credentials
@@ -102,6 +103,27 @@ class _GenericOnly:
         return getattr(self._server, name)
 
 
+async def token_verifier(security: Security) -> TokenVerifier | None:
+    """The verifier of bearer tokens, or None where no JWKS is configured (tokens refused). Keys
+    from a URL are fetched once here; if that fails the server starts anyway and refuses tokens
+    until a later fetch succeeds (``shell.jwks.UrlKeys.start``)."""
+    keys: KeySource
+    if security.jwks_url is not None:
+        url_keys = UrlKeys(
+            security.jwks_url,
+            context=ssl_context(security.jwks_ca),
+            min_interval=security.jwks_min_refetch_seconds,
+            lifespan=security.jwks_lifespan_seconds,
+        )
+        await url_keys.start()
+        keys = url_keys
+    elif security.jwks is not None and security.jwks.exists():
+        keys = FileKeys(security.jwks)
+    else:
+        return None
+    return TokenVerifier(keys=keys, issuer=security.token_issuer, audience=security.token_audience)
+
+
 def domain_for(service: str) -> str:
     """The ``ErrorInfo.domain`` of a service: ``poker.<service>``."""
     return f"poker.{service}"
@@ -120,11 +142,7 @@ async def start_server(
     staff, named by certificate) and TLS on ``security.client_port`` (anyone with the CA, named by
     bearer token). Plaintext (``POKER_INSECURE``) listens on ``config.port`` alone."""
     security = config.security
-    verifier = None
-    if security.jwks is not None and security.jwks.exists():
-        verifier = TokenVerifier.from_file(
-            security.jwks, issuer=security.token_issuer, audience=security.token_audience
-        )
+    verifier = await token_verifier(security)
     requests = None
     if config.quota_rps > 0:
         requests = RateLimit(

@@ -2,14 +2,13 @@
 
 A token names its subject (``sub``: a player or staff id) and one ``role``; the services check
 the issuer, the audience and the expiry, and take the signing key from a JWKS (a file the local
-PKI writes, or the operator's identity provider's URL). The algorithms accepted are fixed here,
-never read from the token.
+PKI writes, or the operator's identity provider's URL: ``shell.jwks``). The algorithms accepted
+are fixed here, never read from the token.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -20,6 +19,7 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
 from openpoker.shell.errors import Unauthenticated
+from openpoker.shell.jwks import FileKeys, KeySource, StaticKeys
 
 ISSUER: Final = "openpoker-local"
 AUDIENCE: Final = "openpoker"
@@ -101,16 +101,45 @@ class TokenIssuer:
 
 
 class TokenVerifier:
-    """Verifies tokens against a JWKS: signature, issuer, audience, expiry, subject and role."""
+    """Verifies tokens against a JWKS: signature, issuer, audience, expiry, subject and role.
 
-    def __init__(self, *, jwks: Mapping[str, Any], issuer: str = ISSUER, audience: str = AUDIENCE) -> None:
-        self._keys = jwt.PyJWKSet.from_dict(dict(jwks))
+    ``verify`` never touches the network; on a server whose keys come from a URL, the interceptor
+    first awaits ``prepare`` (``fetches``), which may fetch the keys off the event loop."""
+
+    def __init__(
+        self,
+        *,
+        jwks: Mapping[str, Any] | None = None,
+        keys: KeySource | None = None,
+        issuer: str = ISSUER,
+        audience: str = AUDIENCE,
+    ) -> None:
+        if (jwks is None) == (keys is None):
+            raise TypeError("give a JWKS or a key source, one of the two")
+        self._keys: KeySource = keys if keys is not None else StaticKeys(jwks or {})
         self._issuer = issuer
         self._audience = audience
 
     @classmethod
     def from_file(cls, path: Path, *, issuer: str = ISSUER, audience: str = AUDIENCE) -> TokenVerifier:
-        return cls(jwks=json.loads(path.read_text()), issuer=issuer, audience=audience)
+        """Keys from a JWKS file, re-read when it changes (``shell.jwks.FileKeys``)."""
+        return cls(keys=FileKeys(path), issuer=issuer, audience=audience)
+
+    @property
+    def fetches(self) -> bool:
+        """Whether ``prepare`` may fetch keys, so must be awaited before ``verify``."""
+        return self._keys.fetches
+
+    async def prepare(self, token: str) -> None:
+        """Fetch the key ``token`` names if the source may (``shell.jwks.KeySource.ensure``)."""
+        if not token or len(token) > MAX_TOKEN_BYTES:
+            return
+        try:
+            kid = jwt.get_unverified_header(token).get("kid")
+        except jwt.PyJWTError:
+            return
+        if isinstance(kid, str) and kid:
+            await self._keys.ensure(kid)
 
     def verify(self, token: str) -> Claims:
         if not token:
@@ -142,11 +171,11 @@ class TokenVerifier:
             raise TokenInvalid(problem="unknown role") from None
         return Claims(subject=subject, role=parsed, expires_at=int(claims["exp"]))
 
-    def _key_for(self, kid: object) -> Any:
-        for jwk in self._keys.keys:
-            if jwk.key_id == kid:
-                return jwk
-        raise jwt.InvalidKeyError("no key with this kid")
+    def _key_for(self, kid: object) -> jwt.PyJWK:
+        key = self._keys.key(kid) if isinstance(kid, str) else None
+        if key is None:
+            raise jwt.InvalidKeyError("no key with this kid")
+        return key
 
 
 def bearer(metadata: Mapping[str, str]) -> str:
