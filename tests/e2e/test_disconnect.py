@@ -61,8 +61,11 @@ async def log_until(
 
 
 async def watch(c: Clients, table_id: str, player: str) -> Any:
-    """Open ``player``'s watch stream (their connection) and wait for its first view."""
-    call = c.table.WatchTable(tpb.WatchTableRequest(name=f"tables/{table_id}", viewer_player_id=player))
+    """Open ``player``'s watch stream (their connection, with their token) and wait for its first
+    view."""
+    call = c.table.WatchTable(
+        tpb.WatchTableRequest(name=f"tables/{table_id}", viewer_player_id=player), metadata=c.player(player)
+    )
     async for _ in call:
         break
     return call

@@ -30,6 +30,7 @@ from openpoker.shell import childproc
 from openpoker.shell.client import channel, health_status
 from tests.e2e.helpers import Clients
 from tests.e2e.test_disconnect import log_until, of, watch
+from tests.helpers.secure import Meta, ca_only
 from tests.helpers.system import local_system
 
 # The whole system as processes for this module: over 5 s a test on 2 shared cores, so `make
@@ -48,7 +49,7 @@ ENV = {
 @pytest.fixture(scope="module")
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
     """This module's own system: short leases, heartbeats and TTL (the processes read them)."""
-    with local_system(tmp_path_factory.mktemp("presence"), ENV) as local:
+    with local_system(tmp_path_factory.mktemp("presence"), ENV, secure=True) as local:
         yield local
 
 
@@ -58,18 +59,23 @@ def now_ms() -> int:
 
 @contextlib.asynccontextmanager
 async def second_table_service(system: LocalSystem, log: Path) -> AsyncIterator[Any]:
-    """Another table-service process on the same NATS (it owns no table: it serves watchers);
-    yields a TableService stub on it."""
-    port = free_port()
+    """Another table-service process on the same NATS and the system's PKI and deck keys (it
+    owns no table: it serves watchers); yields a TableService stub on its client port, where
+    players watch with their tokens."""
+    assert system.pki is not None
+    port, client_port = free_port(), free_port()
     env = {
         **os.environ,
-        "POKER_INSECURE": "true",
         "POKER_NATS_URL": system.nats.url,
+        "POKER_TLS_DIR": str(system.pki.root),
+        "POKER_DECK_KEYS": str(system.data_dir / "secrets" / "deck-keys.json"),
         "POKER_TABLE_PORT": str(port),
+        "POKER_TABLE_CLIENT_PORT": str(client_port),
         "POKER_TABLE_WALLET": system.targets["wallet"],
         "POKER_TABLE_INSTANCE": "table-second",
         "POKER_LOG_FORMAT": "json",
     }
+    env.pop("POKER_INSECURE", None)
     with log.open("ab") as out:
         proc = childproc.popen(
             [sys.executable, "-m", "openpoker.services.table"], env=env, stdout=out, stderr=subprocess.STDOUT
@@ -79,12 +85,12 @@ async def second_table_service(system: LocalSystem, log: Path) -> AsyncIterator[
         for _ in range(300):
             assert proc.poll() is None, f"the second table service exited; see {log}"
             with contextlib.suppress(grpc.RpcError):
-                if await health_status(address, deadline=1.0) == "SERVING":
+                if await health_status(address, deadline=1.0, tls=system.tls) == "SERVING":
                     break
             await asyncio.sleep(0.1)
         else:
             raise AssertionError(f"the second table service did not start; see {log}")
-        async with channel(address) as chan:
+        async with channel(f"127.0.0.1:{client_port}", ca_only(system)) as chan:
             yield tgrpc.TableServiceStub(chan)
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -95,9 +101,12 @@ async def second_table_service(system: LocalSystem, log: Path) -> AsyncIterator[
             await asyncio.to_thread(proc.wait)
 
 
-async def watch_on(stub: Any, table_id: str, player: str) -> Any:
-    """Open ``player``'s watch stream on ``stub``'s instance and wait for its first view."""
-    call = stub.WatchTable(tpb.WatchTableRequest(name=f"tables/{table_id}", viewer_player_id=player))
+async def watch_on(stub: Any, table_id: str, player: str, meta: Meta) -> Any:
+    """Open ``player``'s watch stream on ``stub``'s instance (``meta``: their token) and wait for
+    its first view."""
+    call = stub.WatchTable(
+        tpb.WatchTableRequest(name=f"tables/{table_id}", viewer_player_id=player), metadata=meta
+    )
     async for _ in call:
         break
     return call
@@ -192,7 +201,8 @@ async def test_a_player_watching_on_two_instances_stays_connected_when_one_strea
             on_first = await watch(c, table_id, "ann")
             streams.append(on_first)
             # ann watches on both instances, bob on the second only.
-            ann_two, bob_two = await watch_on(other, table_id, "ann"), await watch_on(other, table_id, "bob")
+            ann_two = await watch_on(other, table_id, "ann", c.player("ann"))
+            bob_two = await watch_on(other, table_id, "bob", c.player("bob"))
             streams += [ann_two, bob_two]
             await reports.until("table-second", {"ann", "bob"})
             first_name = await reports.other_than("table-second", {"ann"})

@@ -4,13 +4,10 @@ and chips are conserved across the wallet and the tables."""
 
 from __future__ import annotations
 
-import uuid
-
 import grpc
 import nats
 import pytest
 
-from openpoker.api.dealer.v1 import dealer_service_pb2 as dpb
 from openpoker.api.table.v1 import table_service_pb2 as tpb
 from openpoker.eventstore.codec import from_proto
 from openpoker.pokerctl.bots import QUIET, buy_in_for, start_bots, table_config, wait_tables
@@ -21,7 +18,7 @@ from openpoker.services.dealer.audit import read_reveals
 from openpoker.services.dealer.tracker import decode_event
 from openpoker.shell.client import rich_error
 from openpoker.shuffle import ShuffleRecord, dealt_from_top, verify_record
-from tests.e2e.helpers import CALLER, Clients, in_hand
+from tests.e2e.helpers import Clients, in_hand
 
 # The whole system as processes for this module: over 5 s a test on 2 shared cores, so `make
 # test-fast` leaves the module out (docs/testing.md).
@@ -53,8 +50,9 @@ async def test_table_then_dealer_killed_mid_hand(system: LocalSystem) -> None:
     table_id = "crash-1"
     config = table_config("holdem", "nl", clock_ms=60_000)
     buy_in = buy_in_for(config)
-    house = await house_balance(system.targets["wallet"])
     async with Clients(system) as c:
+        conn = c.conn
+        house = await house_balance(system.targets["wallet"], conn=conn)
         await c.create(table_id, config)
         players = {await c.seat(table_id, p, buy_in): p for p in ("ann", "bob", "cy")}
         first = await c.wait(table_id, in_hand, what="hand 1")
@@ -91,26 +89,14 @@ async def test_table_then_dealer_killed_mid_hand(system: LocalSystem) -> None:
         # The dealer deals hand 2 only once hand 1 is settled and its seed revealed.
         second = await c.wait(table_id, in_hand, what="hand 2")
         assert second.current_hand.hand_id == f"{table_id}-2"
-        await c.dealer.PauseTable(
-            dpb.PauseTableRequest(request_id=str(uuid.uuid4()), table=f"tables/{table_id}"), metadata=CALLER
-        )
-        voided = await c.dealer.VoidHand(
-            dpb.VoidHandRequest(
-                request_id=str(uuid.uuid4()), name=f"tables/{table_id}/hands/{table_id}-2", reason="test over"
-            ),
-            timeout=10,
-            metadata=CALLER,
-        )
+        await c.pause(table_id)
+        voided = await c.void(table_id, f"{table_id}-2", reason="test over")
         # Every reservation of hand 2 (the stack each player dealt in started it with) is released.
         dealt_in = [s for s in second.seats if s.player_id and s.hole_cards]
         assert len(dealt_in) >= 2
         assert voided.released == sum(s.stack + s.committed for s in dealt_in)
-        await quiesce(system.targets["dealer"], [table_id])
-        history = await c.table.GetHandHistory(
-            tpb.GetHandHistoryRequest(name=f"tables/{table_id}/hands/{hand_id}"),
-            timeout=5,
-            metadata=(("x-caller", "auditor"),),
-        )
+        await quiesce(system.targets["dealer"], [table_id], conn=conn)
+        history = await c.history(table_id, hand_id)
     report = await check_chips(
         table_target=system.targets["table"],
         wallet_target=system.targets["wallet"],
@@ -118,6 +104,7 @@ async def test_table_then_dealer_killed_mid_hand(system: LocalSystem) -> None:
         players={table_id: set(players.values())},
         deposits=3 * 10_000,
         house_before=house,
+        conn=conn,
     )
     assert report.problems == []
     assert (report.hands, report.voided) == (1, 1)
@@ -151,23 +138,25 @@ async def test_table_then_dealer_killed_mid_hand(system: LocalSystem) -> None:
 async def test_bots_keep_playing_through_crashes_and_chips_are_conserved(system: LocalSystem) -> None:
     names = ["churn-1", "churn-2"]
     async with Clients(system) as c:
+        conn = c.conn
         await c.create(names[0], table_config("omaha", "pl", clock_ms=1000))
         await c.create(names[1], table_config("sixplus", "nl", clock_ms=1000))
-    house = await house_balance(system.targets["wallet"])
+    house = await house_balance(system.targets["wallet"], conn=conn)
     bots = await start_bots(
         table_target=system.targets["table"],
         wallet_target=system.targets["wallet"],
         tables=names,
         players_per_table=3,
         behaviour=QUIET,
+        conn=conn,
     )
     try:
-        await wait_tables(system.targets["table"], names, lambda t: t.hands_played >= 2)
+        await wait_tables(system.targets["table"], names, lambda t: t.hands_played >= 2, conn=conn)
         await system.restart("table", kill=True)
-        await wait_tables(system.targets["table"], names, lambda t: t.hands_played >= 4)
+        await wait_tables(system.targets["table"], names, lambda t: t.hands_played >= 4, conn=conn)
         await system.restart("dealer", kill=True)
-        await wait_tables(system.targets["table"], names, lambda t: t.hands_played >= 6)
-        await quiesce(system.targets["dealer"], names)
+        await wait_tables(system.targets["table"], names, lambda t: t.hands_played >= 6, conn=conn)
+        await quiesce(system.targets["dealer"], names, conn=conn)
     finally:
         await bots.stop()
     report = await check_chips(
@@ -177,6 +166,7 @@ async def test_bots_keep_playing_through_crashes_and_chips_are_conserved(system:
         players={n: {b.player for b in bots.bots if b.table_id == n} for n in names},
         deposits=bots.stats.deposited,
         house_before=house,
+        conn=conn,
     )
     assert report.problems == []
     assert report.hands >= 12

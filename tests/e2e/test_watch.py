@@ -1,5 +1,7 @@
 """``pokerctl watch`` against the running system: a real process printing frames from
-``WatchTable`` while bots play (``--frames N``: plain output, no screen clearing)."""
+``WatchTable`` while bots play (``--frames N``: plain output, no screen clearing). The system is
+secure: ``--data-dir`` gives the watcher the CA and the token key, so it watches as the player
+with that player's own token on the table's client port."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ CARD = re.compile(r"[2-9TJQKA][cdhs]")
 async def test_watch_prints_live_frames_as_a_player(system: LocalSystem) -> None:
     table_id = "watched-1"
     async with Clients(system) as c:
+        conn = c.conn
         await c.create(table_id, table_config("omaha", "pl", clock_ms=2000))
     bots = await start_bots(
         table_target=system.targets["table"],
@@ -31,9 +34,10 @@ async def test_watch_prints_live_frames_as_a_player(system: LocalSystem) -> None
         tables=[table_id],
         players_per_table=3,
         behaviour=QUIET,
+        conn=conn,
     )
     try:
-        await wait_tables(system.targets["table"], [table_id], lambda t: t.hands_played >= 1)
+        await wait_tables(system.targets["table"], [table_id], lambda t: t.hands_played >= 1, conn=conn)
         viewer = bots.bots[0].player
         # Through the childproc launcher: the watcher dies with this test process if it is killed.
         command = [
@@ -48,7 +52,18 @@ async def test_watch_prints_live_frames_as_a_player(system: LocalSystem) -> None
             "40",
         ]
         proc = await asyncio.create_subprocess_exec(
-            *argv([*command, "--table-target", system.targets["table"]]),
+            *argv(
+                [
+                    *command,
+                    "--data-dir",
+                    str(system.data_dir),
+                    "--table-target",
+                    system.targets["table"],
+                    # Free ports: the client port is not the default service port + 100.
+                    "--table-client-target",
+                    system.client_targets["table"],
+                ]
+            ),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )
