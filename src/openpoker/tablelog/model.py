@@ -38,6 +38,7 @@ from openpoker.engine.hand_events import (
     Street,
 )
 from openpoker.engine.table_events import (
+    AllInAllowanceReset,
     DecisionTimedOut,
     HandScheduled,
     HandVoided,
@@ -81,6 +82,7 @@ class Outcome:
     left: tuple[Left, ...] = ()
     pending_leave: bool = False
     hand_id: str = ""  # the hand scheduled, if any
+    cleared: int = 0  # all-in protections an operator's reset cleared (AllInAllowanceReset)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -161,6 +163,7 @@ class TableModel:
         left: list[Left] = []
         pending = False
         hand_id = ""
+        cleared = 0
         for event in events:
             match event:
                 case OwnerChanged(epoch=epoch, owner=owner):
@@ -206,9 +209,16 @@ class TableModel:
                         self.left_log.append((version, gone))
                     elif isinstance(event, LeaveRequested):
                         pending = True
+                    elif isinstance(event, AllInAllowanceReset):
+                        cleared += event.cleared
         self.version, self.sequence, self.last_hash = version, sequence, envelope_hash
         outcome = Outcome(
-            version=version, seated=seated, left=tuple(left), pending_leave=pending, hand_id=hand_id
+            version=version,
+            seated=seated,
+            left=tuple(left),
+            pending_leave=pending,
+            hand_id=hand_id,
+            cleared=cleared,
         )
         self.requests[command_id] = outcome
         while len(self.requests) > REQUESTS_KEPT:

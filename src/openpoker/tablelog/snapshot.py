@@ -36,6 +36,8 @@ FORMAT = 4
 # ones (``engine.table.from_snapshot(hand_order=...)``).
 READABLE = (3, FORMAT)
 SNAPSHOT_REQUESTS = 1_000  # request ids kept in a snapshot (retries come within seconds)
+# A request's outcome is [id, version, seated, left, pending leave, hand id, cleared]; "cleared"
+# (protections an operator's reset cleared) may be missing in a document: 0.
 
 
 class SnapshotUnusable(Exception):
@@ -63,6 +65,7 @@ def encode(model: TableModel) -> bytes:
                 [[x.seat, x.player, x.chips, x.after_hand] for x in o.left],
                 o.pending_leave,
                 o.hand_id,
+                o.cleared,
             ]
             # The latest ones, oldest first, without copying all REQUESTS_KEPT of them first.
             for rid, o in reversed(list(islice(reversed(model.requests.items()), SNAPSHOT_REQUESTS)))
@@ -114,9 +117,10 @@ def decode(data: bytes) -> TableModel:
                 left=tuple(Left(seat=a, player=b, chips=c, after_hand=n) for a, b, c, n in left),
                 pending_leave=pending,
                 hand_id=hand_id,
+                cleared=rest[0] if rest else 0,
             ),
         )
-        for rid, v, seated, left, pending, hand_id in doc["requests"]
+        for rid, v, seated, left, pending, hand_id, *rest in doc["requests"]
     )
     model.hands_total = doc["hands_total"]
     # The fold keeps the latest HANDS_KEPT hands; so does a restored model (should it change).

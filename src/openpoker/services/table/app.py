@@ -255,6 +255,13 @@ class TableApp:
             request_id=request_id, table_id=table_id, hand_id=hand_id, reason=reason
         )
 
+    async def reset_allowance(self, *, request_id: str, table_id: str, player: str) -> Committed:
+        """Reset ``player``'s all-in allowance at the table, as of now."""
+        at_ms = int(self.now().timestamp() * 1000)
+        return await self.commands.reset_allowance(
+            request_id=request_id, table_id=table_id, player=player, at_ms=at_ms
+        )
+
     # -- queries (``services.table.queries``) -----------------------------------------------
 
     async def model(self, table_id: str) -> TableModel:

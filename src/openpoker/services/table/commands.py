@@ -16,6 +16,7 @@ from openpoker.engine.table_events import (
     Disconnect,
     Leave,
     Reconnect,
+    ResetAllInAllowance,
     SitDown,
     SitIn,
     SitOut,
@@ -247,3 +248,15 @@ class Commands:
             return table.decide(state, VoidHand(hand_id=hand_id, reason=reason))
 
         return await self._writer.execute(table_id, request_id=request_id, decide=decide, precheck=precheck)
+
+    # -- operator commands ------------------------------------------------------------------
+
+    async def reset_allowance(self, *, request_id: str, table_id: str, player: str, at_ms: int) -> Committed:
+        """Reset ``player``'s all-in allowance at the table (``outcome.cleared`` says how many
+        protections it cleared; none to clear appends nothing)."""
+
+        def decide(model: TableModel) -> Sequence[LogEvent]:
+            assert model.state is not None
+            return table.decide(model.state, ResetAllInAllowance(player=player, at_ms=at_ms))
+
+        return await self._writer.execute(table_id, request_id=request_id, decide=decide)

@@ -5,10 +5,10 @@ person); a player-role caller is always themself, and a ``player_id`` / ``viewer
 naming anyone else is PERMISSION_DENIED (NOT_YOUR_SEAT); a player may act only for their own seat
 (SEAT_NOT_OWNED). The dealer-facing RPCs (StartHand, TimeOutSeat, ReportConnection, VoidHand)
 need the dealer's certificate (PERMISSION_DENIED, CALLER_NOT_DEALER otherwise); the dealer or an
-auditor token may read full hand histories (of finished hands only). CreateTable needs an operator
-token or ``pokerctl``'s staff certificate (UNAUTHENTICATED CALLER_REQUIRED when anonymous,
-PERMISSION_DENIED CALLER_NOT_ALLOWED otherwise). On a plaintext test rig the ``x-caller`` and
-``x-player-id`` headers stand in for the certificate and the token.
+auditor token may read full hand histories (of finished hands only). CreateTable and
+ResetAllInAllowance need an operator token or ``pokerctl``'s staff certificate (UNAUTHENTICATED
+CALLER_REQUIRED when anonymous, PERMISSION_DENIED CALLER_NOT_ALLOWED otherwise). On a plaintext
+test rig the ``x-caller`` and ``x-player-id`` headers stand in for the certificate and the token.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from openpoker.engine.phh_replay import UnsupportedPhh, history_from_events
 from openpoker.eventstore import codec as envelope_codec
 from openpoker.eventstore.envelope import Envelope
 from openpoker.presence import PresenceTracker
-from openpoker.services.table import mapping
+from openpoker.services.table import allowance, mapping
 from openpoker.services.table.app import TableApp
 from openpoker.services.table.decks import deck_of
 from openpoker.services.table.errors import (
@@ -57,7 +57,8 @@ from openpoker.tablelog.model import ActionEntry, LogEvent, TableModel, actions
 Context = aio.ServicerContext[Any, Any]
 DEALER = "dealer"
 AUDITORS = frozenset({"dealer", "auditor"})
-ALLOWED_CALLERS = {"CreateTable": frozenset({"operator", "pokerctl"})}
+OPERATORS = frozenset({"operator", "pokerctl"})
+ALLOWED_CALLERS = {"CreateTable": OPERATORS, "ResetAllInAllowance": OPERATORS}
 # Actions per ActBatchStream message: bounds the work (and the answer) of one message.
 MAX_BATCH = 256
 DOMAIN = domain_for("table")
@@ -114,6 +115,13 @@ def history_text(log: list[LogEvent], viewer: str | None, *, reveal_all: bool) -
         )
         hh = dataclasses.replace(hh, actions=redacted)
     return phh.dump_phh(hh)
+
+
+def _log_of(done: Committed, hand_id: str) -> tuple[LogEvent, ...]:
+    model = done.model
+    if model.hand_order and model.hand_order[-1] == hand_id:
+        return tuple(model.hand_log)
+    return model.recent.get(hand_id, ())
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -471,19 +479,12 @@ class TableServicer(pb_grpc.TableServiceServicer):
         out.version = done.outcome.version
         record = done.model.hands.get(hand_id)
         if record is not None:
-            started = next((e for e in self._log_of(done, hand_id) if isinstance(e, HandStarted)), None)
+            started = next((e for e in _log_of(done, hand_id) if isinstance(e, HandStarted)), None)
             if started is not None:
                 out.dealt_in.extend(
                     pb.Seat(seat=s.seat + 1, player_id=s.player, stack=s.stack, status=pb.SEAT_STATUS_ACTIVE)
                     for s in started.seats
                 )
-
-    @staticmethod
-    def _log_of(done: Committed, hand_id: str) -> tuple[LogEvent, ...]:
-        model = done.model
-        if model.hand_order and model.hand_order[-1] == hand_id:
-            return tuple(model.hand_log)
-        return model.recent.get(hand_id, ())
 
     async def TimeOutSeat(self, request: pb.TimeOutSeatRequest, context: Context) -> pb.TimeOutSeatResponse:
         _dealer(context, "TimeOutSeat")
@@ -538,3 +539,11 @@ class TableServicer(pb_grpc.TableServiceServicer):
         log = model.recent.get(hand_id, tuple(model.hand_log))
         hand = mapping.hand_of(table_id, record, log, None, rules_holes=model.state.rules.hole_cards)
         return pb.VoidHandResponse(hand=hand, version=done.outcome.version)
+
+    # -- operators --------------------------------------------------------------------------
+
+    async def ResetAllInAllowance(
+        self, request: pb.ResetAllInAllowanceRequest, context: Context
+    ) -> pb.ResetAllInAllowanceResponse:
+        authorize(ALLOWED_CALLERS, "ResetAllInAllowance", caller_of(context))
+        return await allowance.reset(self._app, request)

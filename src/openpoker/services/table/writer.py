@@ -8,9 +8,11 @@ Theory of operation
   as ``command_id``) and appends it with the expected last subject sequence; then it folds the
   same events into the cached model. One append per command, no re-read on the happy path.
 * **Retries.** A request id already in the model's log answers with the first outcome and appends
-  nothing. A ``ConcurrencyConflict`` (someone appended first) drops the cached model, re-reads
-  the log and decides again (up to ``max_attempts``): the re-read also finds our own envelope if
-  an earlier attempt landed.
+  nothing. A command the engine decides to no event (an all-in allowance with nothing to reset)
+  appends nothing either, so its request id is not remembered: a retry decides again. A
+  ``ConcurrencyConflict`` (someone appended first) drops the cached model, re-reads the log and
+  decides again (up to ``max_attempts``): the re-read also finds our own envelope if an earlier
+  attempt landed.
 * **Fencing.** The partition lease (``services.table.ownership``) gives the epoch. Before its
   first command on a table, a new owner appends ``OwnerChanged{epoch}``; a writer that finds a
   higher epoch in the log stops (``NotOwner``, naming the owner) and forgets the partition. With
@@ -287,6 +289,10 @@ class Writer:
                 except EngineError as exc:
                     wire_seats(exc)
                     raise
+                if not events:  # nothing happened (an allowance already whole): nothing to append
+                    return Committed(
+                        model=model, outcome=Outcome(version=model.version), duplicate=False, events=()
+                    )
                 try:
                     outcome = await self._append(model, events, command_id=request_id, epoch=epoch)
                 except ConcurrencyConflict:
