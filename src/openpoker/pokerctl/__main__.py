@@ -23,6 +23,7 @@ COMMANDS: tuple[str, ...] = (
     "bots",
     "replay",
     "token",
+    "table",
 )
 
 
