@@ -16,7 +16,7 @@ ENGINE_HOT := hand hand_state hand_evolve hand_decide hand_queries betting pots 
 ENGINE_STAMP := $(VENV)/.engine-compiled
 ENGINE_SOURCES := $(wildcard src/openpoker/engine/*.py)
 
-.PHONY: all install engine-pure proto lint fmt typecheck test test-fast bench run demo clean
+.PHONY: all install engine-pure proto lint fmt typecheck test test-fast bench fuzz run demo clean
 
 all: test
 
@@ -77,6 +77,12 @@ test-fast: install
 
 bench: install
 	$(PY) -m bench
+
+# The fuzzer of a running secure system at length (docs/testing.md#fuzzing); POKER_FUZZ_SEED
+# repeats a run, FUZZ_CALLS sizes it.
+FUZZ_CALLS ?= 20000
+fuzz: install
+	POKER_FUZZ_CALLS=$(FUZZ_CALLS) $(BIN)/pytest -s tests/security/test_fuzz_system.py
 
 run: install
 	$(BIN)/pokerctl up --data-dir $(DATA_DIR) --bots
