@@ -1,0 +1,200 @@
+"""An operator resets a player's all-in allowance on a running system with TLS on
+(``LocalSystem(secure=True)``: real nats-server, every service a process, people with tokens on
+the client ports, ``pokerctl`` with its staff certificate).
+
+ann closes her watch stream (her connection) at a heads-up table with a short clock: the dealer
+times her out, she is all-in protected twice, then folded. With dealing paused, a player token
+(ann's own) and no token are refused and the table's version does not move; an operator token
+resets (2 cleared), and once dealing resumes her next time-out is protected again. ``pokerctl
+table reset-allowance`` does the same with the data folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar
+
+import grpc
+import nats
+import pytest
+
+from openpoker.api.dealer.v1 import dealer_service_pb2 as dpb
+from openpoker.api.table.v1 import table_service_pb2 as tpb
+from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
+from openpoker.engine.table_events import AllInAllowanceReset, DecisionTimedOut, TimeOutOutcome
+from openpoker.eventstore.subjects import table_subject
+from openpoker.pokerctl.__main__ import main
+from openpoker.pokerctl.bots import buy_in_for, table_config
+from openpoker.pokerctl.local import LocalSystem
+from openpoker.services.dealer.tracker import decode_event
+from openpoker.shell.client import rich_error
+from openpoker.shell.tokens import Role
+from openpoker.tablelog.store import JetStreamTableEvents
+from tests.helpers.secure import Calls, token
+from tests.helpers.system import local_system
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+TABLE = "allowance-dc"
+NAME = f"tables/{TABLE}"
+T = TypeVar("T")
+
+
+@pytest.fixture(scope="module")
+def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
+    with local_system(tmp_path_factory.mktemp("allowance"), secure=True) as local:
+        yield local
+
+
+def rid() -> str:
+    return str(uuid.uuid4())
+
+
+async def until(probe: Callable[[], Awaitable[T | None]], *, what: str, within: float = 60.0) -> T:
+    """Poll ``probe`` until it answers something (not None): a liveness guard, not a timing test."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + within
+    while (got := await probe()) is None:
+        if loop.time() > end:
+            raise AssertionError(f"gave up waiting for {what}")
+        await asyncio.sleep(0.05)
+    return got
+
+
+async def table_log(system: LocalSystem) -> list[object]:
+    """Every engine event in the table's log, read from JetStream as an auditor would."""
+    nc = await nats.connect(system.nats.url)
+    try:
+        stored = await JetStreamTableEvents(nc.jetstream(), stream="TABLE_EVENTS").read(table_subject(TABLE))
+    finally:
+        await nc.close()
+    return [e for s in stored for r in s.envelope.events if (e := decode_event(r)) is not None]
+
+
+def ann_time_outs(events: list[object]) -> list[DecisionTimedOut]:
+    return [e for e in events if isinstance(e, DecisionTimedOut) and e.player == "ann"]
+
+
+async def view(calls: Calls) -> tpb.Table:
+    got = await calls.staff_table.GetTable(tpb.GetTableRequest(name=NAME), timeout=5)
+    table: tpb.Table = got.table
+    return table
+
+
+async def refused(call: Any) -> tuple[grpc.StatusCode, str]:
+    with pytest.raises(grpc.RpcError) as err:
+        await call
+    rich = rich_error(err.value)
+    return rich.code, rich.reason
+
+
+async def _ann_used_her_allowance(system: LocalSystem, calls: Calls) -> None:
+    """ann and bob seated heads-up (each with their own token), ann's connection closed, until
+    her third time-out, which is folded."""
+    config = table_config("holdem", "nl", clock_ms=150)
+    await calls.staff_table.CreateTable(
+        tpb.CreateTableRequest(request_id=rid(), table_id=TABLE, config=config), timeout=5
+    )
+    for player in ("ann", "bob"):
+        await calls.staff_wallet.Deposit(
+            wpb.DepositRequest(request_id=rid(), player=player, amount=10_000), timeout=5
+        )
+        join = tpb.JoinTableRequest(
+            request_id=rid(),
+            table=NAME,
+            player_id=player,
+            buy_in=buy_in_for(config),
+            post_choice=tpb.POST_CHOICE_POST_NOW,
+        )
+        await calls.table.JoinTable(join, timeout=5, metadata=token(system, player))
+    stream = calls.table.WatchTable(
+        tpb.WatchTableRequest(name=NAME, viewer_player_id="ann"), metadata=token(system, "ann")
+    )
+    async for _ in stream:  # her first view: she is connected
+        break
+    stream.cancel()  # ann's client goes away
+
+    async def folded() -> list[DecisionTimedOut] | None:
+        outs = ann_time_outs(await table_log(system))
+        return outs if len(outs) >= 3 else None
+
+    outs = (await until(folded, what="three time-outs of ann"))[:3]
+    # Heads-up, ann has a blind in whenever she is to act: only the allowance decides.
+    assert [(e.outcome, e.uses_protection) for e in outs] == [
+        (TimeOutOutcome.PROTECTED, True),
+        (TimeOutOutcome.PROTECTED, True),
+        (TimeOutOutcome.FOLDED, False),
+    ]
+
+
+async def _paused(calls: Calls, operator: Any) -> int:
+    """Dealing paused and the hand in flight finished: the table's version, now still."""
+    pause = dpb.PauseTableRequest(request_id=rid(), table=NAME)
+    assert (await calls.dealer.PauseTable(pause, timeout=5, metadata=operator)).paused
+
+    async def between_hands() -> int | None:
+        table = await view(calls)
+        return None if table.status == tpb.TABLE_STATUS_IN_HAND else int(table.version)
+
+    return await until(between_hands, what="the hand in flight to finish")
+
+
+async def test_an_operator_resets_a_player_is_refused(system: LocalSystem, calls: Calls) -> None:
+    await _ann_used_her_allowance(system, calls)
+    operator = token(system, "olga", Role.OPERATOR)
+    version = await _paused(calls, operator)
+
+    reset = tpb.ResetAllInAllowanceRequest(request_id=rid(), table=NAME, player_id="ann")
+    for role in (Role.PLAYER, Role.CASHIER, Role.AUDITOR, Role.SPECTATOR):
+        got = await refused(
+            calls.table.ResetAllInAllowance(reset, timeout=5, metadata=token(system, "ann", role))
+        )
+        assert got == (grpc.StatusCode.PERMISSION_DENIED, "CALLER_NOT_ALLOWED"), role
+    got = await refused(calls.table.ResetAllInAllowance(reset, timeout=5))
+    assert got == (grpc.StatusCode.UNAUTHENTICATED, "CALLER_REQUIRED")
+    assert (await view(calls)).version == version  # nothing appended
+    assert not [e for e in await table_log(system) if isinstance(e, AllInAllowanceReset)]
+
+    done = await calls.table.ResetAllInAllowance(reset, timeout=5, metadata=operator)
+    assert (done.cleared, done.version) == (2, version + 1)
+    again = await calls.table.ResetAllInAllowance(reset, timeout=5, metadata=operator)
+    assert (again.cleared, again.version) == (2, version + 1)  # the same request id: its answer
+    assert (await view(calls)).version == version + 1
+
+    # Dealing again: ann, still disconnected, is protected at her next time-out.
+    resume = dpb.ResumeTableRequest(request_id=rid(), table=NAME)
+    assert not (await calls.dealer.ResumeTable(resume, timeout=5, metadata=operator)).paused
+
+    async def after_reset() -> DecisionTimedOut | None:
+        events = await table_log(system)
+        mark = next(i for i, e in enumerate(events) if isinstance(e, AllInAllowanceReset))
+        later = ann_time_outs(events[mark:])
+        return later[0] if later else None
+
+    first = await until(after_reset, what="ann's next time-out")
+    assert (first.outcome, first.uses_protection) == (TimeOutOutcome.PROTECTED, True)
+
+
+def test_pokerctl_resets_with_the_data_folder(
+    system: LocalSystem, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After the test above: ann's one protection since that reset is cleared at her table, and
+    every other table (none of hers) answers 0."""
+    argv = ["table", "reset-allowance", "--player", "ann", "--data-dir", str(system.data_dir)]
+    argv += ["--table-target", system.targets["table"]]
+    assert main(argv) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    [mine] = [line for line in lines if line["table"] == TABLE]
+    assert mine["cleared"] >= 1
+    assert all(line["cleared"] == 0 for line in lines if line["table"] != TABLE)
+    # A player's own token is refused at every table: exit 1, each refusal on its line.
+    ann = token(system, "ann")[0][1].removeprefix("Bearer ")
+    argv = ["table", "reset-allowance", "--player", "ann", "--table", TABLE, "--token", ann]
+    argv += ["--ca", str(system.data_dir / "pki" / "ca.crt"), "--table-target", system.targets["table"]]
+    argv += ["--table-client-target", system.client_targets["table"]]
+    assert main(argv) == 1
+    [line] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert line["error"] == {"code": "PERMISSION_DENIED", "reason": "CALLER_NOT_ALLOWED"}
