@@ -9,7 +9,8 @@ refunds and cash-outs with the wallet), ``hand_index`` (where older hands are in
 wallet port), ``retrying`` (background cash-outs and refunds: back-off, when to stop),
 ``reconcile`` (escrow no log accounts for goes back to cash) and ``reconcile_side`` (what it
 asks of this instance's tables), ``watchers`` (watches fed from the owner's model), ``decks`` (a
-StartHand's sealed deck opened and checked), ``mapping`` (pure protobuf <-> domain), ``errors``.
+StartHand's sealed deck opened and checked), ``allowance`` (the operator's ResetAllInAllowance),
+``mapping`` (pure protobuf <-> domain), ``errors``.
 The table log itself (its events, the fold, the store and snapshot codec) is the library
 ``openpoker.tablelog``, which the dispute tools read too.
 
@@ -37,5 +38,7 @@ The names a dealer needs:
   reservation in the wallet.
 * ``PlayerLeft{seat, player, chips}``: the table cashes the chips out itself.
 * ``DecisionTimedOut``, ``PlayerDisconnected``, ``PlayerReconnected{extra_ms}``: clock facts.
+* ``AllInAllowanceReset{player, at_ms, cleared}``: an operator reset the player's allowance of
+  all-ins due to disconnection (``ResetAllInAllowance``); nothing to do but follow the version.
 * ``OwnerChanged{epoch, owner}``: another table-service instance now writes this table.
 """
