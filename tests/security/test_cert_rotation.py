@@ -1,6 +1,7 @@
 """Server certificates rotate without a restart (``shell.tls.Rotation``): a running shell server
-on both listeners, its certificate files replaced by newly issued ones (``shell.pki``), and what a
-new TLS connection is shown, read by a plain ``ssl`` client."""
+(in this process, then every service of a secure system as processes) on both listeners, its
+certificate files replaced by newly issued ones (``shell.pki``), and what a new TLS connection is
+shown, read by a plain ``ssl`` client."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import asyncio
 import shutil
 import socket
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,11 +19,13 @@ from cryptography import x509
 from grpc import aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from openpoker.pokerctl.local import LocalSystem
 from openpoker.shell import pki
 from openpoker.shell.client import channel, health_status
 from openpoker.shell.config import ShellConfig
 from openpoker.shell.server import RunningServer, start_server
 from openpoker.shell.tls import TlsFiles
+from tests.helpers.system import local_system
 
 
 @dataclass
@@ -117,3 +120,30 @@ async def test_a_half_rotated_pair_keeps_the_old_certificate_until_the_key_follo
         local.cert("dealer")
     )
     assert await health_status(running.client_address, tls=person) == "SERVING"
+
+
+@pytest.fixture
+def system(tmp_path: Path) -> Iterator[LocalSystem]:
+    with local_system(tmp_path / "system", secure=True) as local:
+        yield local
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+async def test_service_processes_serve_a_reissued_certificate_without_a_restart(system: LocalSystem) -> None:
+    assert system.pki is not None
+    local = system.pki
+    person, staff = TlsFiles.from_pki(local, None), TlsFiles.from_pki(local, "pokerctl")
+    pids = {name: proc.process.pid for name, proc in system.processes.items()}
+    before = {name: serial(local.cert(name)) for name in system.processes}
+    pki.ensure_local_pki(local.root.parent, hosts=["192.0.2.7"])  # every leaf issued anew, same CA
+    for name, proc in system.processes.items():
+        after = serial(local.cert(name))
+        assert after != before[name]
+        service_port = int(proc.address.rpartition(":")[2])
+        assert (await certificate_shown(service_port, staff)).serial_number == after, name
+        if proc.client_address:
+            client_port = int(proc.client_address.rpartition(":")[2])
+            assert (await certificate_shown(client_port, person)).serial_number == after, name
+        assert await health_status(proc.address, tls=staff) == "SERVING"
+    assert {name: proc.process.pid for name, proc in system.processes.items()} == pids

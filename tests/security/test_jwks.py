@@ -3,7 +3,7 @@
 The identity provider is a real HTTPS server on 127.0.0.1 (``http.server`` in a thread, its
 certificate from a test CA of its own made by ``shell.pki``) that counts the requests it answers;
 the service is ``shell.server.start_server`` with its settings read from the environment, serving
-one method that answers with the caller's name."""
+one method that answers with the caller's name; the last test runs every service as a process."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 from grpc import aio
 
+from openpoker.api.table.v1 import table_service_pb2 as tpb
+from openpoker.pokerctl.local import LocalSystem
 from openpoker.shell import identity, pki
 from openpoker.shell.client import bearer_metadata, channel, rich_error
 from openpoker.shell.config import ConfigError, ShellConfig
@@ -32,6 +34,8 @@ from openpoker.shell.jwks import JwksError, UrlKeys, fetch_jwks, ssl_context
 from openpoker.shell.server import RunningServer, ServiceSpec, start_server
 from openpoker.shell.tls import TlsFiles
 from openpoker.shell.tokens import Role, TokenInvalid, TokenIssuer, TokenVerifier
+from tests.helpers import secure
+from tests.helpers.system import local_system
 
 WHO = "/test.Whoami/Who"
 
@@ -140,7 +144,7 @@ async def _who(request: bytes, context: aio.ServicerContext[Any, Any]) -> bytes:
 
 
 def _register(servicer: object, server: Any) -> None:
-    who = grpc.unary_unary_rpc_method_handler(_who)
+    who: Any = grpc.unary_unary_rpc_method_handler(_who)
     server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("test.Whoami", {"Who": who})])
 
 
@@ -152,8 +156,9 @@ class Service:
     staff: aio.Channel  # the service listener, pokerctl's certificate
 
     async def who(self, token: str) -> str:
-        reply = await self.person.unary_unary(WHO)(b"", metadata=bearer_metadata(token), timeout=10)
-        return bytes(reply).decode()
+        call: Any = self.person.unary_unary(WHO)  # raw bytes both ways: no serializers
+        reply: bytes = await call(b"", metadata=bearer_metadata(token), timeout=10)
+        return reply.decode()
 
     async def refusal(self, token: str) -> tuple[grpc.StatusCode, str]:
         with pytest.raises(grpc.RpcError) as err:
@@ -162,7 +167,9 @@ class Service:
         return rich.code, rich.reason
 
     async def staff_who(self) -> str:
-        return bytes(await self.staff.unary_unary(WHO)(b"", timeout=10)).decode()
+        call: Any = self.staff.unary_unary(WHO)
+        reply: bytes = await call(b"", timeout=10)
+        return reply.decode()
 
 
 Serve = Callable[[Mapping[str, str]], Awaitable[Service]]
@@ -374,3 +381,45 @@ def test_a_broken_rewrite_keeps_the_keys_held(tmp_path: Path) -> None:
     assert verifier.verify(ann.token("ann")).subject == "ann"
     with pytest.raises(TokenInvalid):
         verifier.verify(signing_key("k2").token("ann"))
+
+
+# --- a whole secure system ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def idp_system(idp: Idp, tmp_path: Path) -> Iterator[LocalSystem]:
+    """Every service a process, taking its token keys from the IdP, which publishes the system's
+    own token key (its PKI made first, and reused by the system's start)."""
+    data = tmp_path / "system"
+    own = pki.ensure_local_pki(data)
+    with idp.lock:
+        idp.published = json.loads(own.jwks.read_text())
+    env = {"POKER_JWKS": idp.url, "POKER_JWKS_CA": str(idp.ca), "POKER_JWKS_MIN_REFETCH_SECONDS": "0"}
+    with local_system(data, env, secure=True) as system:
+        yield system
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+async def test_service_processes_take_keys_from_the_url_and_pick_up_a_new_one(
+    idp: Idp, idp_system: LocalSystem
+) -> None:
+    assert idp.requests >= len(pki.SERVICES)  # each service fetched at its start
+    calls = secure.Calls(idp_system)
+    try:
+        listing = tpb.ListTablesRequest()
+        await calls.table.ListTables(listing, timeout=10, metadata=secure.token(idp_system, "ann"))
+        newer = signing_key("rotated-1")
+        with pytest.raises(grpc.RpcError) as err:
+            await calls.table.ListTables(listing, timeout=10, metadata=bearer_metadata(newer.token("ann")))
+        assert (err.value.code(), rich_error(err.value).reason) == (
+            grpc.StatusCode.UNAUTHENTICATED,
+            "TOKEN_INVALID",
+        )
+        with idp.lock:
+            idp.published = {"keys": [*idp.published["keys"], newer.jwk]}
+        pids = {name: proc.process.pid for name, proc in idp_system.processes.items()}
+        await calls.table.ListTables(listing, timeout=10, metadata=bearer_metadata(newer.token("ann")))
+        assert {name: proc.process.pid for name, proc in idp_system.processes.items()} == pids
+    finally:
+        await calls.close()
