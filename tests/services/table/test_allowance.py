@@ -1,9 +1,12 @@
 """``ResetAllInAllowance`` through the table service (in-process, plaintext rig: the ``x-caller``
 header stands in for the caller): a disconnected player's third time-out in 24 hours is folded,
-an operator's reset makes the next one protected again; idempotent by request id; operators and
-``pokerctl`` only; a table another instance writes answers NOT_OWNER."""
+an operator's reset makes the next one protected again; idempotent by request id (from the
+cached model, a fresh fold of the log and a snapshot); operators and ``pokerctl`` only; a table
+another instance writes answers NOT_OWNER."""
 
 from __future__ import annotations
+
+import json
 
 import grpc
 import pytest
@@ -11,6 +14,7 @@ import pytest
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.services.table.ownership import StaticOwnership
 from openpoker.shell.client import rich_error
+from openpoker.tablelog import snapshot
 from openpoker.tablelog.store import MemoryTableEvents
 from tests.services.table.helpers import (
     DEALER,
@@ -163,3 +167,29 @@ async def test_a_table_another_instance_writes_answers_not_owner() -> None:
     finally:
         await old.stop()
         await new.stop()
+
+
+async def test_a_retry_is_answered_from_the_log_and_from_a_snapshot() -> None:
+    events = MemoryTableEvents()
+    wallet = FakeWallet(cash={"ann": 1000, "bob": 1000})
+    first = await serve(events, wallet)
+    same = rid()
+    try:
+        await _seat_disconnected_ann(first)
+        assert (await _ann_times_out(first, "h1")).all_in
+        done = await first.stub.ResetAllInAllowance(reset(request_id=same), metadata=OPERATOR)
+        assert done.cleared == 1
+        model = first.app.writer.tables["t1"]
+        doc = json.loads(snapshot.encode(model))
+        assert snapshot.decode(json.dumps(doc).encode()).requests[same].cleared == 1
+        for request in doc["requests"]:
+            del request[6:]  # a document without the count reads as 0
+        assert snapshot.decode(json.dumps(doc).encode()).requests[same].cleared == 0
+    finally:
+        await first.stop()
+    second = await serve(events, wallet)  # a fresh fold of the log
+    try:
+        again = await second.stub.ResetAllInAllowance(reset(request_id=same), metadata=OPERATOR)
+        assert (again.cleared, again.version) == (1, done.version)
+    finally:
+        await second.stop()
