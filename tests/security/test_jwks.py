@@ -30,7 +30,7 @@ from openpoker.pokerctl.local import LocalSystem
 from openpoker.shell import identity, pki
 from openpoker.shell.client import bearer_metadata, channel, rich_error
 from openpoker.shell.config import ConfigError, ShellConfig
-from openpoker.shell.jwks import JwksError, UrlKeys, fetch_jwks, ssl_context
+from openpoker.shell.jwks import JwksError, UrlKeys, fetch_jwks, parse_jwks, ssl_context
 from openpoker.shell.server import RunningServer, ServiceSpec, start_server
 from openpoker.shell.tls import TlsFiles
 from openpoker.shell.tokens import Role, TokenInvalid, TokenIssuer, TokenVerifier
@@ -344,6 +344,17 @@ async def test_a_redirect_to_plain_http_is_not_followed(idp: Idp) -> None:
     idp.redirect = f"http://127.0.0.1:{closed_port()}/jwks.json"
     with pytest.raises(JwksError, match="non-https"):
         await asyncio.to_thread(fetch_jwks, idp.url, context=ssl_context(idp.ca))
+
+
+def test_only_signing_keys_that_name_their_kid_are_taken() -> None:
+    signing = signing_key("k1").jwk
+    encryption = {**signing_key("e1").jwk, "use": "enc"}
+    nameless = {k: v for k, v in signing_key("x").jwk.items() if k != "kid"}
+    assert set(parse_jwks({"keys": [signing, encryption, nameless]}, source="test")) == {"k1"}
+    with pytest.raises(JwksError, match="no usable key"):
+        parse_jwks({"keys": [encryption, nameless]}, source="test")
+    with pytest.raises(JwksError, match="not a JWKS"):
+        parse_jwks({"key": signing}, source="test")
 
 
 # --- a JWKS file --------------------------------------------------------------------------------

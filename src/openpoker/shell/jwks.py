@@ -64,15 +64,16 @@ class KeySource(Protocol):
 
 
 def parse_jwks(data: object, *, source: str) -> dict[str, jwt.PyJWK]:
-    """The usable keys of a JWKS document by ``kid``; keys without a ``kid`` or of a kind PyJWT
-    cannot load are skipped (a token must name its key)."""
+    """The usable signing keys of a JWKS document by ``kid``; keys without a ``kid``, marked for
+    another use than ``sig`` (an identity provider may publish encryption keys beside them) or of a
+    kind PyJWT cannot load are skipped (a token must name its key)."""
     if not isinstance(data, dict) or not isinstance(data.get("keys"), list):
         raise JwksError(source=source, problem='not a JWKS (an object with a "keys" list)')
     try:
         keys = jwt.PyJWKSet.from_dict(data).keys
     except jwt.PyJWTError as exc:
         raise JwksError(source=source, problem=str(exc) or type(exc).__name__) from None
-    found = {jwk.key_id: jwk for jwk in keys if jwk.key_id}
+    found = {jwk.key_id: jwk for jwk in keys if jwk.key_id and jwk.public_key_use in (None, "sig")}
     if not found:
         raise JwksError(source=source, problem="no usable key with a kid")
     return found
