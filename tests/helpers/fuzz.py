@@ -145,6 +145,7 @@ class World:
     tables: list[str]
     hands: list[tuple[str, str]]
     players: list[str]
+    seated: dict[str, str] = field(default_factory=dict)  # player -> the table seated at first
     request_ids: list[str] = field(default_factory=list)
 
     def learn(self, table_id: str, hand_id: str = "") -> None:
@@ -306,12 +307,12 @@ class Gen:
         if depth > 4:
             return out
         chosen: dict[str, Any] = {}
-        for oneof in descriptor.oneofs:  # a real oneof: one member or none; proto3 optional: 50 %
+        for oneof in descriptor.oneofs:  # a real oneof: one member (or none); proto3 optional: some
             members = list(oneof.fields)
             chosen[oneof.name] = (
                 self.rng.choice(members if self.plausible else [*members, None])
                 if len(members) > 1
-                else (members[0] if self.rng.random() < 0.5 else None)
+                else (members[0] if self.rng.random() < (0.1 if self.plausible else 0.5) else None)
             )
         for f in descriptor.fields:
             if f.containing_oneof is not None and chosen.get(f.containing_oneof.name) is not f:
@@ -407,6 +408,8 @@ class Gen:
         if r.random() < self.odd:
             return self.hostile()
         table = r.choice(w.tables)
+        if self.plausible and self.subject in w.seated and r.random() < 0.7:
+            table = w.seated[self.subject]  # where the caller plays
         hand_table, hand = r.choice(w.hands)
         player = r.choice([*w.players, "mallory"])
         if name == "request_id":
@@ -437,6 +440,8 @@ class Gen:
                 ]
             )
         if name == "hand_id":
+            if self.plausible and r.random() < 0.5:
+                return ""  # optional where players send it
             return r.choice([hand, hand, f"h-{r.randrange(10**6)}", table])
         if "player" in name:
             if self.subject and self.plausible:
@@ -515,131 +520,19 @@ class Shot:
         return f"call {self.index} {self.rpc.path} as {self.caller.label}: {what}; request: {shown}"
 
 
-class Fuzzer:
-    def __init__(self, system: LocalSystem, world: World, seed: int) -> None:
-        assert system.pki is not None
-        self.system = system
+class Checks:
+    """What every answer must hold (and what the answers say moved), call by call."""
+
+    def __init__(self, world: World) -> None:
         self.world = world
-        self.seed = seed
-        self.issuer, self.forger, self.kid = _tokens(system)
-        ca = TlsFiles.from_pki(system.pki, None)
-        self.channels = {
-            (name, "client"): channel(target, ca) for name, target in system.client_targets.items()
-        } | {(name, pki.CLIENT): channel(target, system.tls) for name, target in system.targets.items()}
-        dealer = TlsFiles.from_pki(system.pki, "dealer")
-        self.channels[("table", "dealer")] = channel(system.targets["table"], dealer)
-        self.rpcs = [r for r in rpcs() if r.service in system.processes]
         self.tally = Tally()
         self.violations: list[str] = []
         self.seen: list[SeenCards] = []
 
-    async def close(self) -> None:
-        for chan in self.channels.values():
-            await chan.close()
-
-    async def run(self, calls: int, concurrency: int) -> None:
-        queue = iter(range(calls))
-
-        async def worker() -> None:
-            for index in queue:
-                await self.call(index)
-
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-
-    async def call(self, index: int) -> None:
-        gen = Gen(random.Random(f"{self.seed}:{index}"), self.world, self.system)
-        rpc = gen.rng.choice(self.rpcs)
-        caller = gen.caller(rpc, self.issuer, self.forger, self.kid)
-        count = gen.rng.randrange(1, 4) if rpc.method.client_streaming else 1
-        shot = Shot(index, rpc, caller, [gen.message(rpc.request.DESCRIPTOR) for _ in range(count)])
-        if any(msg.ByteSize() > 900_000 for msg in shot.requests):
-            return  # over the server's 1 MiB limit: gRPC's own refusal, not ours to check
-        self.tally.calls += 1
-        self.tally.by_rpc[rpc.name] = self.tally.by_rpc.get(rpc.name, 0) + 1
-        answers: list[Message] = []
-        try:
-            await self._send(shot, answers)
-        except grpc.RpcError as err:
-            self._count(err.code())
-            self._check_error(shot, err)
-        else:
-            self._count(grpc.StatusCode.OK)
-            self._reason(f"{rpc.name} OK")
-            self.tally.ok += 1
-        for answer in answers:
-            self._check_answer(shot, answer)
-
-    async def _send(self, shot: Shot, answers: list[Message]) -> None:
-        rpc, caller = shot.rpc, shot.caller
-        chan = self.channels[(rpc.service, caller.cert or "client")]
-        ser: Callable[[Any], bytes] = rpc.request.SerializeToString
-        de = rpc.response.FromString
-        streaming = (rpc.method.client_streaming, rpc.method.server_streaming)
-        if streaming == (False, False):
-            unary = chan.unary_unary(rpc.path, request_serializer=ser, response_deserializer=de)
-            answers.append(await unary(shot.requests[0], timeout=CALL_TIMEOUT, metadata=caller.metadata))
-        elif streaming == (False, True):
-            watch = chan.unary_stream(rpc.path, request_serializer=ser, response_deserializer=de)
-            await self._watch(
-                watch(shot.requests[0], timeout=CALL_TIMEOUT, metadata=caller.metadata), answers
-            )
-        elif streaming == (True, True):
-            both = chan.stream_stream(rpc.path, request_serializer=ser, response_deserializer=de)
-            try:
-                await self._lockstep(both(timeout=CALL_TIMEOUT, metadata=caller.metadata), shot, answers)
-            except aio.AioRpcError as err:
-                if err.details() != LOCAL_INTERNAL:
-                    raise
-                # Our write raced the server's refusal of the call itself (from its metadata):
-                # the same call without a request shows the refusal; an acceptance is reported.
-                probe = both(iter(()), timeout=CALL_TIMEOUT, metadata=caller.metadata)
-                answers.extend([got async for got in probe])
-                raise err from None
-        else:
-            up = chan.stream_unary(rpc.path, request_serializer=ser, response_deserializer=de)
-            answers.append(await up(iter(shot.requests), timeout=CALL_TIMEOUT, metadata=caller.metadata))
-
     def _count(self, code: grpc.StatusCode) -> None:
         self.tally.by_code[code.name] = self.tally.by_code.get(code.name, 0) + 1
 
-    async def _watch(self, call: Any, answers: list[Message]) -> None:
-        try:
-            for wait in (WATCH_FIRST, 0.2):
-                try:
-                    got = await asyncio.wait_for(call.read(), wait)
-                except TimeoutError:
-                    return  # a watch waiting for versions to come is a good answer
-                if got is aio.EOF:
-                    break
-                answers.append(got)
-            if call.done():
-                await _raise_status(call)
-        finally:
-            call.cancel()
-
-    @staticmethod
-    async def _lockstep(call: Any, shot: Shot, answers: list[Message]) -> None:
-        """One request, then its answer, and so on: a refusal that ends the stream is read
-        before the next write, which would fail on this side and hide the server's status."""
-        try:
-            for msg in shot.requests:
-                try:
-                    await call.write(msg)
-                except asyncio.InvalidStateError:
-                    break  # the server ended the stream: its status says why
-                got = await call.read()
-                if got is aio.EOF:
-                    break
-                answers.append(got)
-            else:
-                await call.done_writing()
-                while (got := await call.read()) is not aio.EOF:
-                    answers.append(got)
-            await _raise_status(call)
-        finally:
-            call.cancel()
-
-    def _check_error(self, shot: Shot, err: grpc.RpcError) -> None:
+    def check_error(self, shot: Shot, err: grpc.RpcError) -> None:
         code = err.code()
         if code == grpc.StatusCode.CANCELLED:
             return  # our own cancel of a stream
@@ -662,7 +555,7 @@ class Fuzzer:
     def _reason(self, key: str) -> None:
         self.tally.by_reason[key] = self.tally.by_reason.get(key, 0) + 1
 
-    def _check_answer(self, shot: Shot, answer: Message) -> None:
+    def check_answer(self, shot: Shot, answer: Message) -> None:
         rpc, caller = shot.rpc, shot.caller
         if rpc.service == "rng":
             if any(CLEAR_DECK.search(text) for text in _texts(answer)):
@@ -716,6 +609,125 @@ class Fuzzer:
                 )
             else:  # after the betting only cards the player showed: checked against the log later
                 self.seen.append(SeenCards(table_id, hand_id, seat.seat, cards, shot.index))
+
+
+class Fuzzer(Checks):
+    def __init__(self, system: LocalSystem, world: World, seed: int) -> None:
+        assert system.pki is not None
+        super().__init__(world)
+        self.system = system
+        self.seed = seed
+        self.issuer, self.forger, self.kid = _tokens(system)
+        ca = TlsFiles.from_pki(system.pki, None)
+        self.channels = {
+            (name, "client"): channel(target, ca) for name, target in system.client_targets.items()
+        } | {(name, pki.CLIENT): channel(target, system.tls) for name, target in system.targets.items()}
+        dealer = TlsFiles.from_pki(system.pki, "dealer")
+        self.channels[("table", "dealer")] = channel(system.targets["table"], dealer)
+        self.rpcs = [r for r in rpcs() if r.service in system.processes]
+
+    async def close(self) -> None:
+        for chan in self.channels.values():
+            await chan.close()
+
+    async def run(self, calls: int, concurrency: int) -> None:
+        queue = iter(range(calls))
+
+        async def worker() -> None:
+            for index in queue:
+                await self.call(index)
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+    async def call(self, index: int) -> None:
+        gen = Gen(random.Random(f"{self.seed}:{index}"), self.world, self.system)
+        rpc = gen.rng.choice(self.rpcs)
+        caller = gen.caller(rpc, self.issuer, self.forger, self.kid)
+        count = gen.rng.randrange(1, 4) if rpc.method.client_streaming else 1
+        shot = Shot(index, rpc, caller, [gen.message(rpc.request.DESCRIPTOR) for _ in range(count)])
+        if any(msg.ByteSize() > 900_000 for msg in shot.requests):
+            return  # over the server's 1 MiB limit: gRPC's own refusal, not ours to check
+        self.tally.calls += 1
+        self.tally.by_rpc[rpc.name] = self.tally.by_rpc.get(rpc.name, 0) + 1
+        answers: list[Message] = []
+        try:
+            await self._send(shot, answers)
+        except grpc.RpcError as err:
+            self._count(err.code())
+            self.check_error(shot, err)
+        else:
+            self._count(grpc.StatusCode.OK)
+            self._reason(f"{rpc.name} OK")
+            self.tally.ok += 1
+        for answer in answers:
+            self.check_answer(shot, answer)
+
+    async def _send(self, shot: Shot, answers: list[Message]) -> None:
+        rpc, caller = shot.rpc, shot.caller
+        chan = self.channels[(rpc.service, caller.cert or "client")]
+        ser: Callable[[Any], bytes] = rpc.request.SerializeToString
+        de = rpc.response.FromString
+        streaming = (rpc.method.client_streaming, rpc.method.server_streaming)
+        if streaming == (False, False):
+            unary = chan.unary_unary(rpc.path, request_serializer=ser, response_deserializer=de)
+            answers.append(await unary(shot.requests[0], timeout=CALL_TIMEOUT, metadata=caller.metadata))
+        elif streaming == (False, True):
+            watch = chan.unary_stream(rpc.path, request_serializer=ser, response_deserializer=de)
+            await self._watch(
+                watch(shot.requests[0], timeout=CALL_TIMEOUT, metadata=caller.metadata), answers
+            )
+        elif streaming == (True, True):
+            both = chan.stream_stream(rpc.path, request_serializer=ser, response_deserializer=de)
+            try:
+                await self._lockstep(both(timeout=CALL_TIMEOUT, metadata=caller.metadata), shot, answers)
+            except aio.AioRpcError as err:
+                if err.details() != LOCAL_INTERNAL:
+                    raise
+                # Our write raced the server's refusal of the call itself (from its metadata):
+                # the same call without a request shows the refusal; an acceptance is reported.
+                probe = both(iter(()), timeout=CALL_TIMEOUT, metadata=caller.metadata)
+                answers.extend([got async for got in probe])
+                raise err from None
+        else:
+            up = chan.stream_unary(rpc.path, request_serializer=ser, response_deserializer=de)
+            answers.append(await up(iter(shot.requests), timeout=CALL_TIMEOUT, metadata=caller.metadata))
+
+    async def _watch(self, call: Any, answers: list[Message]) -> None:
+        try:
+            for wait in (WATCH_FIRST, 0.2):
+                try:
+                    got = await asyncio.wait_for(call.read(), wait)
+                except TimeoutError:
+                    return  # a watch waiting for versions to come is a good answer
+                if got is aio.EOF:
+                    break
+                answers.append(got)
+            if call.done():
+                await _raise_status(call)
+        finally:
+            call.cancel()
+
+    @staticmethod
+    async def _lockstep(call: Any, shot: Shot, answers: list[Message]) -> None:
+        """One request, then its answer, and so on: a refusal that ends the stream is read
+        before the next write, which would fail on this side and hide the server's status."""
+        try:
+            for msg in shot.requests:
+                try:
+                    await call.write(msg)
+                except asyncio.InvalidStateError:
+                    break  # the server ended the stream: its status says why
+                got = await call.read()
+                if got is aio.EOF:
+                    break
+                answers.append(got)
+            else:
+                await call.done_writing()
+                while (got := await call.read()) is not aio.EOF:
+                    answers.append(got)
+            await _raise_status(call)
+        finally:
+            call.cancel()
 
 
 async def _raise_status(call: Any) -> None:

@@ -31,7 +31,7 @@ from openpoker.pokerctl.bots import buy_in_for, table_config
 from openpoker.pokerctl.cmd_ledger import LedgerAudit, audit_live
 from openpoker.pokerctl.local import LocalSystem
 from openpoker.shell.tokens import Role
-from tests.helpers.fuzz import Fuzzer, SeenCards, Tally, World, rpcs
+from tests.helpers.fuzz import Caller, Checks, Fuzzer, SeenCards, Shot, Tally, World, rpcs
 from tests.helpers.secure import Calls, token
 from tests.helpers.system import local_system
 
@@ -120,6 +120,7 @@ async def _seed(system: LocalSystem, calls: Calls) -> tuple[World, tuple[str, st
         tables=[LIVE, PLAYED, EMPTY],
         hands=[(LIVE, live.current_hand.hand_id), (PLAYED, first), (PLAYED, second.current_hand.hand_id)],
         players=list(PLAYERS),
+        seated={"hana": LIVE, "ivan": LIVE, "jo": PLAYED, "kim": PLAYED},
     )
     return world, (PLAYED, first)
 
@@ -149,7 +150,9 @@ def run(system: LocalSystem) -> Run:
     print(f"fuzzing with {REPRO}")
     done = asyncio.run(_fuzz(system))
     tally = done.tally
-    print(f"{tally.calls} calls, {tally.ok} OK; by code {tally.by_code}")
+    print(
+        f"{tally.calls} calls, {tally.ok} OK, {len(done.seen)} views of shown cards; by code {tally.by_code}"
+    )
     for key, n in sorted(tally.by_reason.items()):
         print(f"  {key}: {n}")
     return done
@@ -163,6 +166,42 @@ def test_the_fuzzer_finds_every_rpc_of_every_service() -> None:
     for rpc in ("Deposit", "BuyIn", "SettleHand", "ListTableEscrows"):
         assert ("wallet", rpc) in found
     assert {("rng", "Shuffle"), ("rng", "RevealSeed"), ("dealer", "VoidHand")} <= found
+
+
+def test_the_checks_catch_what_they_look_for() -> None:
+    """The fuzzer's checks on answers made up to break them (else a quiet run proves nothing)."""
+    by_name = {r.name: r for r in rpcs()}
+    checks = Checks(World(tables=[LIVE], hands=[(LIVE, "h1")], players=["hana", "ivan"]))
+    hana = Caller("player", (), role=Role.PLAYER, subject="hana")
+    ivan = Caller("player", (), role=Role.PLAYER, subject="ivan")
+    get = Shot(0, by_name["GetTable"], hana, [tpb.GetTableRequest(name=f"tables/{LIVE}")])
+    preflop = tpb.GetTableResponse(
+        table=tpb.Table(
+            table_id=LIVE,
+            seats=[tpb.Seat(seat=2, player_id="ivan", hole_cards=["As", "Kd"])],
+            current_hand=tpb.Hand(hand_id="h1", street=tpb.STREET_PREFLOP),
+        )
+    )
+    checks.check_answer(get, preflop)
+    checks.check_answer(Shot(1, get.rpc, ivan, get.requests), preflop)  # his own cards
+    shuffle = Shot(2, by_name["Shuffle"], hana, [rpb.ShuffleRequest()])
+    checks.check_answer(shuffle, rpb.ShuffleResponse(sealed_deck=b"As2c3d4h5s6c7d"))
+    reveal = Shot(3, by_name["RevealSeed"], hana, [rpb.RevealSeedRequest()])
+    checks.check_answer(reveal, rpb.RevealSeedResponse())
+    bare = grpc.aio.AioRpcError(grpc.StatusCode.INTERNAL, grpc.aio.Metadata(), grpc.aio.Metadata(), "boom")
+    checks.check_error(get, bare)
+    assert [v.split(" as ")[0] for v in checks.violations] == [
+        "call 0 /poker.table.v1.TableService/GetTable",
+        "call 2 /poker.rng.v1.RngService/Shuffle",
+        "call 3 /poker.rng.v1.RngService/RevealSeed",
+        "call 0 /poker.table.v1.TableService/GetTable",
+        "call 0 /poker.table.v1.TableService/GetTable",
+    ], checks.violations
+    assert "hole cards ('As', 'Kd') shown during the betting" in checks.violations[0]
+    assert "cards in clear" in checks.violations[1]
+    assert "seed revealed" in checks.violations[2]
+    assert "answered INTERNAL" in checks.violations[3]
+    assert "0 ErrorInfo" in checks.violations[4]
 
 
 def test_no_answer_breaks_an_invariant(system: LocalSystem, run: Run) -> None:
