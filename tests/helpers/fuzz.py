@@ -13,6 +13,7 @@ whatever the concurrency; the system's state (the dealer's timing) may still dif
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import datetime as dt
 import importlib
@@ -63,6 +64,8 @@ HIDDEN_STREETS = {
     tpb.STREET_TURN,
     tpb.STREET_RIVER,
 }
+PHH_PLAYERS = re.compile(r"^players = (\[.*\])$", re.MULTILINE)
+PHH_DEALT = re.compile(r"'d dh p(\d+) ([^'\s#]+)")  # a PHH deal of hole cards: player, cards
 CLEAR_DECK = re.compile(r"(?:[2-9TJQKA][cdhs]){5,}")  # five card codes in a row: a deck, or part
 PLAYER_FIELDS = ("player_id", "viewer_player_id")
 DEALER_PROBES = ("StartHand", "ActStream", "ActBatchStream")
@@ -493,6 +496,7 @@ class Tally:
     by_reason: dict[str, int] = field(default_factory=dict)
     deposits: int = 0  # money the answers say came in or went out, duplicates not counted twice
     withdrawals: int = 0
+    histories: int = 0  # PHH texts whose hole cards were checked
 
 
 @dataclass(frozen=True, slots=True)
@@ -572,6 +576,8 @@ class Checks:
         if not auditor and len(getattr(answer, "envelopes", ())) > 0:
             self.violations.append(shot.describe("raw envelopes for a non-auditor"))
         owners = caller.owners(shot.requests)
+        if rpc.name == "GetHandHistory" and not auditor and owners is not None:
+            self._check_history_text(shot, owners, answer)
         for msg in _walk(answer):
             name = msg.DESCRIPTOR.full_name
             if name == "poker.common.v1.Status":
@@ -592,6 +598,21 @@ class Checks:
                 if msg.revealed_seed:
                     self.violations.append(shot.describe("a seed in a hand for a non-auditor"))
                 self._check_seats(shot, owners, (table_id, msg.hand_id, msg.street), msg.seats)
+
+    def _check_history_text(self, shot: Shot, owners: set[str], answer: Any) -> None:
+        """Hole cards in a history's PHH text: the caller's own, or those the hand shows."""
+        names = PHH_PLAYERS.search(answer.text)
+        if names is None:
+            return
+        players = ast.literal_eval(names.group(1))
+        self.tally.histories += 1
+        visible = {s.player_id: set(s.hole_cards) for s in answer.hand.seats}
+        for number, cards in PHH_DEALT.findall(answer.text):
+            name = players[int(number) - 1]
+            codes = {cards[i : i + 2] for i in range(0, len(cards), 2)}
+            if "?" in cards or name in owners or codes <= visible.get(name, set()):
+                continue
+            self.violations.append(shot.describe(f"{name}'s hole cards {cards} in a history's text"))
 
     def _check_seats(
         self, shot: Shot, owners: set[str] | None, hand: tuple[str, str, int], seats: Any

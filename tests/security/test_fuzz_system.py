@@ -150,9 +150,8 @@ def run(system: LocalSystem) -> Run:
     print(f"fuzzing with {REPRO}")
     done = asyncio.run(_fuzz(system))
     tally = done.tally
-    print(
-        f"{tally.calls} calls, {tally.ok} OK, {len(done.seen)} views of shown cards; by code {tally.by_code}"
-    )
+    checked = f"{len(done.seen)} views of shown cards, {tally.histories} PHH texts checked"
+    print(f"{tally.calls} calls, {tally.ok} OK, {checked}; by code {tally.by_code}")
     for key, n in sorted(tally.by_reason.items()):
         print(f"  {key}: {n}")
     return done
@@ -188,20 +187,28 @@ def test_the_checks_catch_what_they_look_for() -> None:
     checks.check_answer(shuffle, rpb.ShuffleResponse(sealed_deck=b"As2c3d4h5s6c7d"))
     reveal = Shot(3, by_name["RevealSeed"], hana, [rpb.RevealSeedRequest()])
     checks.check_answer(reveal, rpb.RevealSeedResponse())
+    history = Shot(4, by_name["GetHandHistory"], hana, [tpb.GetHandHistoryRequest()])
+    text = "players = ['hana', 'ivan']\nactions = ['d dh p1 AsKd', 'd dh p2 QhQs', 'p1 f']\n"
+    ended = tpb.Hand(hand_id="h1", street=tpb.STREET_ENDED)
+    checks.check_answer(history, tpb.GetHandHistoryResponse(hand=ended, text=text))
+    hidden = text.replace("QhQs", "????")
+    checks.check_answer(Shot(5, history.rpc, hana, history.requests), tpb.GetHandHistoryResponse(text=hidden))
     bare = grpc.aio.AioRpcError(grpc.StatusCode.INTERNAL, grpc.aio.Metadata(), grpc.aio.Metadata(), "boom")
     checks.check_error(get, bare)
     assert [v.split(" as ")[0] for v in checks.violations] == [
         "call 0 /poker.table.v1.TableService/GetTable",
         "call 2 /poker.rng.v1.RngService/Shuffle",
         "call 3 /poker.rng.v1.RngService/RevealSeed",
+        "call 4 /poker.table.v1.TableService/GetHandHistory",
         "call 0 /poker.table.v1.TableService/GetTable",
         "call 0 /poker.table.v1.TableService/GetTable",
     ], checks.violations
     assert "hole cards ('As', 'Kd') shown during the betting" in checks.violations[0]
     assert "cards in clear" in checks.violations[1]
     assert "seed revealed" in checks.violations[2]
-    assert "answered INTERNAL" in checks.violations[3]
-    assert "0 ErrorInfo" in checks.violations[4]
+    assert "ivan's hole cards QhQs in a history's text" in checks.violations[3]
+    assert "answered INTERNAL" in checks.violations[4]
+    assert "0 ErrorInfo" in checks.violations[5]
 
 
 def test_no_answer_breaks_an_invariant(system: LocalSystem, run: Run) -> None:
