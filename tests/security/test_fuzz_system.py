@@ -31,7 +31,8 @@ from openpoker.pokerctl.bots import buy_in_for, table_config
 from openpoker.pokerctl.cmd_ledger import LedgerAudit, audit_live
 from openpoker.pokerctl.local import LocalSystem
 from openpoker.shell.tokens import Role
-from tests.helpers.fuzz import Caller, Checks, Fuzzer, SeenCards, Shot, Tally, World, rpcs
+from tests.helpers.fuzz import Fuzzer
+from tests.helpers.fuzz_checks import Caller, Checks, SeenCards, Shot, Tally, World, rpcs
 from tests.helpers.secure import Calls, token
 from tests.helpers.system import local_system
 
