@@ -5,8 +5,10 @@ Over TLS (the default) the caller is the principal the server interceptor authen
 by token. ``caller_of`` names it as the per-method allow-lists do: a service's name,
 ``pokerctl``, or the token's role (``player``, ``cashier``, ``auditor``, ``operator``); headers
 are ignored. ``player_of`` is the player a request is about: a player-role caller is always
-themself (a request field naming anyone else is NOT_YOUR_SEAT); services and staff name the
-player in the request; a cashier, auditor or operator token, or none, names no player.
+themself (a request field naming anyone else is NOT_YOUR_SEAT); a service names the player in the
+request (the dealer timing out a seat, the table moving a seat's money); ``pokerctl``'s staff
+certificate holds the operator role and, like a cashier, auditor or operator token or no token,
+sits in nobody's seat: it cannot act, view cards or move a seat's money for a player.
 
 A plaintext server (``POKER_INSECURE``, in-process test rigs only) binds no principal, and the
 ``x-caller`` and ``x-player-id`` headers stand in for it.
@@ -72,9 +74,9 @@ def player_of(context: aio.ServicerContext[Any, Any], field: str, *, required: b
         return principal.name
     if principal.kind is Kind.ANONYMOUS and required:
         raise TokenMissing
-    if principal.kind is Kind.SERVICE or principal.kind is Kind.STAFF:
-        return field  # services and pokerctl act for the player they name
-    if field:  # a cashier, auditor or operator token is nobody's seat, and so is no token
+    if principal.kind is Kind.SERVICE:
+        return field  # the dealer and table act for the player they name
+    if field:  # staff, a cashier, auditor or operator token, or no token: nobody's seat
         raise NotYourSeat(player=field)
     return ""
 

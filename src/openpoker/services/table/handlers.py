@@ -65,6 +65,8 @@ DOMAIN = domain_for("table")
 
 
 def _player(context: Context, field: str, *, required: bool = True) -> str:
+    if field:  # a malformed id is INVALID_ARGUMENT whoever sends it, before who may name it
+        mapping.player_id_of(field)
     player = player_of(context, field, required=required)
     if required and not player:
         raise PlayerRequired
