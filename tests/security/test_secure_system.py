@@ -220,3 +220,20 @@ def test_keys_on_disk_are_private(system: LocalSystem) -> None:
     assert system.pki is not None
     for key in system.pki.root.glob("*.key"):
         assert key.stat().st_mode & 0o077 == 0, key
+
+
+async def test_the_staff_certificate_sits_in_no_players_seat(system: LocalSystem, calls: Calls) -> None:
+    """pokerctl's certificate holds the operator role: it cannot view cards or act for a player."""
+    await _seated_table(system, calls)
+    before = await version(calls)
+    view_alice = tpb.GetTableRequest(name=f"tables/{TABLE}", viewer_player_id="alice")
+    assert await refused(calls.staff_table.GetTable(view_alice, timeout=5)) == (
+        grpc.StatusCode.PERMISSION_DENIED,
+        "NOT_YOUR_SEAT",
+    )
+    leave = tpb.LeaveTableRequest(request_id=rid(), table=f"tables/{TABLE}", player_id="alice")
+    assert await refused(calls.staff_table.LeaveTable(leave, timeout=5)) == (
+        grpc.StatusCode.PERMISSION_DENIED,
+        "NOT_YOUR_SEAT",
+    )
+    assert await version(calls) == before
