@@ -142,7 +142,7 @@ async def _paused(calls: Calls, operator: Any) -> int:
     return await until(between_hands, what="the hand in flight to finish")
 
 
-async def test_an_operator_resets_a_player_is_refused(system: LocalSystem, calls: Calls) -> None:
+async def test_only_an_operator_resets_a_players_allowance(system: LocalSystem, calls: Calls) -> None:
     await _ann_used_her_allowance(system, calls)
     operator = token(system, "olga", Role.OPERATOR)
     version = await _paused(calls, operator)
@@ -181,8 +181,8 @@ async def test_an_operator_resets_a_player_is_refused(system: LocalSystem, calls
 def test_pokerctl_resets_with_the_data_folder(
     system: LocalSystem, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """After the test above: ann's one protection since that reset is cleared at her table, and
-    every other table (none of hers) answers 0."""
+    """After test_only_an_operator_resets_a_players_allowance (file order): ann's one
+    protection since that reset is cleared at her table, and every other table answers 0."""
     argv = ["table", "reset-allowance", "--player", "ann", "--data-dir", str(system.data_dir)]
     argv += ["--table-target", system.targets["table"]]
     assert main(argv) == 0
