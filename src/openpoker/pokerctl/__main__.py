@@ -24,6 +24,7 @@ COMMANDS: tuple[str, ...] = (
     "replay",
     "token",
     "table",
+    "backup",  # and "restore"
 )
 
 

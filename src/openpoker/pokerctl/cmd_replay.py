@@ -15,6 +15,7 @@ version V, hand N (<hand id>): <why>``. ``--json``: one JSON report.
 Live (default): ``--nats URL`` (default the local system, ``nats://127.0.0.1:4222``).
 Offline: ``--data-dir DIR`` (a ``pokerctl up``/``demo`` data folder, or a nats-server folder
 holding ``jetstream/``): a copy is read by a private nats-server on a free loopback port.
+``--backup DIR``: a ``pokerctl backup`` folder, verified against its manifest and read directly.
 
 Exit codes: 0 every check passed, 1 a check failed, 2 the logs could not be read.
 """
@@ -30,6 +31,7 @@ from pathlib import Path
 from openpoker.dispute.check import TableReplay, replay_table
 from openpoker.dispute.history import table_dict, table_lines
 from openpoker.dispute.source import Evidence, EvidenceUnreadable, offline_server, read_evidence
+from openpoker.pokerctl import backup_evidence
 from openpoker.shell.config import DEFAULT_NATS_URL
 
 
@@ -57,10 +59,16 @@ def add_source_arguments(parser: argparse.ArgumentParser) -> None:
     where.add_argument(
         "--data-dir", type=Path, default=None, metavar="DIR", help="offline: a copy of this folder"
     )
+    where.add_argument(
+        "--backup", type=Path, default=None, metavar="DIR", help="offline: a pokerctl backup folder"
+    )
 
 
 def load_evidence(args: argparse.Namespace, tables: list[str] | None) -> list[Evidence]:
-    """The evidence of ``tables`` (``None``: all) from ``--nats`` or a copy of ``--data-dir``."""
+    """The evidence of ``tables`` (``None``: all) from ``--nats``, a copy of ``--data-dir`` or
+    a ``--backup`` folder."""
+    if getattr(args, "backup", None) is not None:
+        return backup_evidence.load_evidence(args.backup, tables)
     if args.data_dir is not None:
         with offline_server(args.data_dir) as url:
             return asyncio.run(read_evidence(url, tables))

@@ -1,0 +1,38 @@
+"""``pokerctl ledger audit --backup DIR``: the same audit as against a live system, on the
+ledger and table logs recorded in a backup folder (verified against its manifest first). The
+parts of ``cmd_ledger.LedgerAudit``; an unreadable or changed backup is ``EvidenceUnreadable``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+from openpoker.dispute.escrow import EscrowCheck, check_tables, fold_log
+from openpoker.dispute.source import EvidenceUnreadable
+from openpoker.eventstore import verify_chain
+from openpoker.eventstore.streams import TABLE_EVENTS, WALLET_EVENTS
+from openpoker.ledger.audit import AuditReport, audit
+from openpoker.ledger.store import from_recorded
+from openpoker.pokerctl import backup_evidence
+
+
+class Audited(NamedTuple):
+    report: AuditReport
+    envelopes: int
+    chain_ok: bool
+    chain_problem: str
+    escrow: EscrowCheck
+
+
+def audit_backup(folder: Path, *, stream: str = WALLET_EVENTS.name) -> Audited:
+    backup = backup_evidence.load_backup(folder)
+    if not backup.has(stream):
+        raise EvidenceUnreadable(f"the backup at {folder} holds no stream {stream}: no ledger")
+    envelopes = backup_evidence.ledger_envelopes(backup, stream)
+    chain = verify_chain(envelopes)
+    report, state = audit(from_recorded(r) for env in envelopes for r in env.events)
+    tables = backup_evidence.table_ids(backup) if backup.has(TABLE_EVENTS.name) else []
+    escrow = check_tables([fold_log(t, backup_evidence.table_log(backup, t)) for t in tables], state)
+    return Audited(
+        report=report, envelopes=len(envelopes), chain_ok=chain.ok, chain_problem=chain.problem, escrow=escrow
+    )
