@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import nats
 import pytest
 
 from openpoker.api.table.v1 import table_service_pb2 as tpb
@@ -35,7 +34,7 @@ GRACE_MS = 30_000
 
 async def table_log(system: LocalSystem, table_id: str) -> list[object]:
     """Every engine event in the table's log, read from JetStream as any auditor would."""
-    nc = await nats.connect(system.nats.url)
+    nc = await system.connect_nats()
     try:
         stored = await JetStreamTableEvents(nc.jetstream(), stream="TABLE_EVENTS").read(
             table_subject(table_id)

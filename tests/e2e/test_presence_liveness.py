@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import nats
 import pytest
 
 from openpoker.api.table.v1 import table_service_pb2 as tpb
@@ -67,6 +66,7 @@ async def second_table_service(system: LocalSystem, log: Path) -> AsyncIterator[
     env = {
         **os.environ,
         "POKER_NATS_URL": system.nats.url,
+        **(creds.env() if (creds := system.nats_credentials("table")) else {}),
         "POKER_TLS_DIR": str(system.pki.root),
         "POKER_DECK_KEYS": str(system.data_dir / "secrets" / "deck-keys.json"),
         "POKER_TABLE_PORT": str(port),
@@ -121,7 +121,7 @@ class Reports:
         self._nc: Any = None
 
     async def start(self, system: LocalSystem, table_id: str) -> None:
-        self._nc = await nats.connect(system.nats.url)
+        self._nc = await system.connect_nats("dealer")  # presence is for the dealer to hear
 
         async def on(msg: Any) -> None:
             self.seen.append(PresenceReport.decode(msg.subject, msg.data))

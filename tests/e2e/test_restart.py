@@ -5,7 +5,6 @@ and chips are conserved across the wallet and the tables."""
 from __future__ import annotations
 
 import grpc
-import nats
 import pytest
 
 from openpoker.api.table.v1 import table_service_pb2 as tpb
@@ -115,7 +114,7 @@ async def test_table_then_dealer_killed_mid_hand(system: LocalSystem) -> None:
         for r in from_proto(env).events
         if type(e := decode_event(r)).__name__ == "HandStarted"
     )
-    nc = await nats.connect(system.nats.url)
+    nc = await system.connect_nats()
     try:
         reveals = {r.hand_id: r for r in await read_reveals(nc.jetstream(), table_id)}
     finally:

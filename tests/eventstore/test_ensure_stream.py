@@ -14,7 +14,7 @@ import pytest
 from nats.js import JetStreamContext, api
 from nats.js.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 
-from openpoker.eventstore.errors import StreamSettingsMismatch
+from openpoker.eventstore.errors import StreamSettingsMismatch, StreamUnavailable
 from openpoker.eventstore.streams import CREATE_ATTEMPTS, TABLE_EVENTS, ensure_stream
 
 
@@ -71,8 +71,10 @@ async def test_it_gives_up_after_a_few_attempts() -> None:
     scripted = ScriptedJs(
         infos=[NotFoundError()] * CREATE_ATTEMPTS, adds=[nats.errors.TimeoutError()] * CREATE_ATTEMPTS
     )
-    with pytest.raises(nats.errors.TimeoutError):
+    with pytest.raises(StreamUnavailable) as refused:
         await ensure_stream(js(scripted), TABLE_EVENTS, pause=0)
+    assert isinstance(refused.value.__cause__, nats.errors.TimeoutError)
+    assert refused.value.reason == "STREAM_UNAVAILABLE"
     assert scripted.calls == ["info", "add"] * CREATE_ATTEMPTS
 
 

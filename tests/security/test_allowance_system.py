@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 import grpc
-import nats
 import pytest
 
 from openpoker.api.dealer.v1 import dealer_service_pb2 as dpb
@@ -66,7 +65,7 @@ async def until(probe: Callable[[], Awaitable[T | None]], *, what: str, within: 
 
 async def table_log(system: LocalSystem) -> list[object]:
     """Every engine event in the table's log, read from JetStream as an auditor would."""
-    nc = await nats.connect(system.nats.url)
+    nc = await system.connect_nats()
     try:
         stored = await JetStreamTableEvents(nc.jetstream(), stream="TABLE_EVENTS").read(table_subject(TABLE))
     finally:

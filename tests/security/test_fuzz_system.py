@@ -142,7 +142,8 @@ async def _fuzz(system: LocalSystem) -> Run:
 
 @pytest.fixture(scope="module")
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
-    with local_system(tmp_path_factory.mktemp("fuzz"), ENV, secure=True) as local:
+    # NATS open: the evidence reader (dispute.source) connects without credentials for now.
+    with local_system(tmp_path_factory.mktemp("fuzz"), ENV, secure=True, nats_auth=False) as local:
         yield local
 
 

@@ -94,3 +94,19 @@ class StreamSettingsMismatch(EventStoreError):
         super().__init__(f"stream {stream} exists with other settings: {differences}", stream=stream)
         self.stream = stream
         self.differences = differences
+
+
+class StreamUnavailable(EventStoreError):
+    """A stream or bucket that is missing and could not be made: on a NATS with permissions only
+    the admin identity creates streams, at set-up (``pokerctl up``), before the services start."""
+
+    reason = "STREAM_UNAVAILABLE"
+    kind = "precondition"
+
+    def __init__(self, *, stream: str) -> None:
+        super().__init__(
+            f"stream {stream} is missing and could not be created (no answer: no permission to "
+            "create it, or NATS is unreachable); create it at set-up with the admin identity",
+            stream=stream,
+        )
+        self.stream = stream

@@ -215,7 +215,12 @@ class JetStreamEventStore:
         for sequence, data in raw:
             if sequence > stop:
                 break
-            envelope = self._decode(subject, sequence, data)
+            try:
+                envelope = self._decode(subject, sequence, data)
+            except CorruptMessage as exc:
+                # What came before it is kept: a loader checks it and quarantines the log there.
+                exc.read_before = tuple(out)
+                raise
             if envelope.version >= from_version:
                 out.append(StoredEnvelope(envelope=envelope, sequence=sequence))
         return out

@@ -6,7 +6,9 @@ a 2-minute duplicate window for ``Nats-Msg-Id`` and allow direct gets. Snapshots
 their own stream, a few per subject. ``ensure_stream`` creates a stream or checks that an existing
 one has the asked-for settings (``StreamSettingsMismatch`` if not: a silently different stream
 would break the guarantees above). Creating one on a cluster is tried again when the cluster
-cannot answer yet (below).
+cannot answer yet (below). On a NATS with permissions (``shell.natsauth``) only the admin identity
+may create streams: ``SETUP_STREAMS`` and ``SETUP_BUCKETS`` are what it creates at set-up, and a
+service that finds one missing fails with ``StreamUnavailable``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from nats.js import JetStreamContext, api
 from nats.js.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 from nats.js.kv import KeyValue
 
-from openpoker.eventstore.errors import StreamSettingsMismatch
+from openpoker.eventstore.errors import StreamSettingsMismatch, StreamUnavailable
 
 Storage = Literal["file", "memory"]
 MiB = 1024 * 1024
@@ -73,6 +75,8 @@ TABLE_SNAPSHOTS = StreamSettings(
     max_msg_size=8 * MiB,
     allow_rollup=True,
 )
+# Reveals of seeds, recorded by the dealer (services.dealer.audit): evidence, like the logs.
+RNG_AUDIT = StreamSettings(name="RNG_AUDIT", subjects=("poker.audit.rng.>",))
 
 
 def _differences(want: api.StreamConfig, have: api.StreamConfig) -> list[str]:
@@ -125,7 +129,10 @@ async def ensure_stream(
     js: JetStreamContext, settings: StreamSettings, *, pause: float = 0.5
 ) -> api.StreamInfo:
     """Create the stream, or check an existing one matches ``settings``."""
-    return await _retrying(lambda: _ensure_stream_once(js, settings), pause)
+    try:
+        return await _retrying(lambda: _ensure_stream_once(js, settings), pause)
+    except nats.errors.TimeoutError as exc:
+        raise StreamUnavailable(stream=settings.name) from exc
 
 
 async def _ensure_stream_once(js: JetStreamContext, settings: StreamSettings) -> api.StreamInfo:
@@ -155,11 +162,22 @@ class BucketSettings:
 
 # Partition leases: TTL 10 s, renewed every TTL/4 (ARCHITECTURE.md).
 LEASES = BucketSettings(bucket="poker-leases", ttl=10.0)
+# The table service's hand index, the dealer's pauses and rng's sealed seeds (no TTL: a seed
+# must outlive every dispute window).
+TABLE_HANDS = BucketSettings(bucket="poker-table-hands")
+DEALER_PAUSES = BucketSettings(bucket="poker-dealer")
+RNG_SHUFFLES = BucketSettings(bucket="RNG_SHUFFLES")
+
+SETUP_STREAMS: tuple[StreamSettings, ...] = (TABLE_EVENTS, TABLE_SNAPSHOTS, WALLET_EVENTS, RNG_AUDIT)
+SETUP_BUCKETS: tuple[BucketSettings, ...] = (LEASES, TABLE_HANDS, DEALER_PAUSES, RNG_SHUFFLES)
 
 
 async def ensure_bucket(js: JetStreamContext, settings: BucketSettings, *, pause: float = 0.5) -> KeyValue:
     """Create the bucket, or open the existing one."""
-    return await _retrying(lambda: _ensure_bucket_once(js, settings), pause)
+    try:
+        return await _retrying(lambda: _ensure_bucket_once(js, settings), pause)
+    except nats.errors.TimeoutError as exc:
+        raise StreamUnavailable(stream=f"KV_{settings.bucket}") from exc
 
 
 async def _ensure_bucket_once(js: JetStreamContext, settings: BucketSettings) -> KeyValue:

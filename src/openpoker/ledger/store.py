@@ -25,7 +25,26 @@ import zlib
 from dataclasses import dataclass
 
 from openpoker.engine.version import ENGINE_VERSION
-from openpoker.eventstore import GENESIS, Draft, EventStore, RecordedEvent, Snapshot, seal
+from openpoker.eventstore import (
+    GENESIS,
+    Draft,
+    Envelope,
+    EventStore,
+    RecordedEvent,
+    Snapshot,
+    StoredEnvelope,
+    seal,
+)
+from openpoker.eventstore.errors import CorruptMessage
+from openpoker.eventstore.loading import (
+    Finding,
+    LogQuarantined,
+    Tip,
+    Verifier,
+    fold_finding,
+    not_ours,
+    read_checked,
+)
 from openpoker.eventstore.streams import StreamSettings
 from openpoker.ledger.codec import decode_event, decode_state, encode_event, encode_state
 from openpoker.ledger.decider import LedgerState, fold
@@ -74,6 +93,20 @@ def from_recorded(recorded: RecordedEvent) -> Event:
     return decode_event(json.loads(recorded.payload))
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Loaded:
+    """The ledger as loaded: its state and position, and the first finding (None: all good)."""
+
+    state: LedgerState
+    position: Position
+    finding: Finding | None
+
+
+def _after(stored: StoredEnvelope) -> Position:
+    env = stored.envelope
+    return Position(sequence=stored.sequence, version=env.version, hash=env.hash, epoch=env.owner_epoch)
+
+
 class WalletStore:
     """Load the ledger (snapshot + tail) and append one command's events at a time."""
 
@@ -82,6 +115,42 @@ class WalletStore:
         self._subject = subject
 
     async def load(self, *, use_snapshot: bool = True) -> tuple[LedgerState, Position]:
+        """The whole ledger; ``LogQuarantined`` if a stored message is not the wallet's."""
+        loaded = await self.load_checked(use_snapshot=use_snapshot)
+        if loaded.finding is not None:
+            raise LogQuarantined(loaded.finding)
+        return loaded.state, loaded.position
+
+    async def load_checked(self, *, use_snapshot: bool = True, verifier: Verifier | None = None) -> Loaded:
+        """The ledger up to the last envelope that passes every check (``eventstore.loading``) and
+        the first finding, if any: a foreign or corrupt message is reported, never folded."""
+        state, position = await self._base(use_snapshot)
+        read = await read_checked(
+            self._events,
+            self._subject,
+            stream=STREAM_ID,
+            tip=Tip(version=position.version, hash=position.hash),
+            after_sequence=position.sequence,
+            verifier=verifier,
+        )
+        finding = read.finding
+        for index, stored in enumerate(read.good):
+            env = stored.envelope
+            try:
+                fold((from_recorded(r) for r in env.events), state)
+            except Exception as exc:  # any failure of foreign events to decode or fold is a finding
+                finding = fold_finding(stored, stream=STREAM_ID, subject=self._subject, exc=exc)
+                # The failed fold may have changed the state part-way: fold the good ones again.
+                state, position = await self._base(use_snapshot)
+                for good in read.good[:index]:
+                    fold((from_recorded(r) for r in good.envelope.events), state)
+                    position = _after(good)
+                break
+            position = _after(stored)
+        return Loaded(state=state, position=position, finding=finding)
+
+    async def _base(self, use_snapshot: bool) -> tuple[LedgerState, Position]:
+        """The snapshot's state and position if usable, else the empty ledger."""
         state = LedgerState()
         position = Position()
         snapshot = await self._events.load_snapshot(STREAM_ID) if use_snapshot else None
@@ -98,12 +167,6 @@ class WalletStore:
                     )
             except (zlib.error, ValueError, KeyError, TypeError):
                 state, position = LedgerState(), Position()  # a cache: replay the log instead
-        for stored in await self._events.read(self._subject, after_sequence=position.sequence):
-            env = stored.envelope
-            fold((from_recorded(r) for r in env.events), state)
-            position = Position(
-                sequence=stored.sequence, version=env.version, hash=env.hash, epoch=env.owner_epoch
-            )
         return state, position
 
     async def read_all(self) -> list[tuple[int, list[Event]]]:
@@ -130,8 +193,23 @@ class WalletStore:
         )
         envelope = seal(draft, position.hash)
         result = await self._events.append(self._subject, envelope, expected_sequence=position.sequence)
+        if result.duplicate:
+            await self._check_own(envelope, result.sequence)
         new = Position(sequence=result.sequence, version=envelope.version, hash=envelope.hash, epoch=epoch)
         return new, result.duplicate
+
+    async def _check_own(self, envelope: Envelope, sequence: int) -> None:
+        """A duplicate ack means a message with this id is stored at ``sequence``: anyone may
+        publish one first, so it counts as written only if it is this very envelope."""
+        try:
+            stored = await self._events.read(self._subject, after_sequence=sequence - 1)
+        except CorruptMessage as exc:
+            stored = list(exc.read_before)
+        found = stored[0] if stored and stored[0].sequence == sequence else None
+        if found is None or found.envelope.hash != envelope.hash:
+            raise LogQuarantined(
+                not_ours(found, stream=STREAM_ID, subject=self._subject, ours=envelope, sequence=sequence)
+            )
 
     async def save_snapshot(self, state: LedgerState, position: Position) -> None:
         body = {

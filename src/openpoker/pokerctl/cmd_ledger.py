@@ -19,8 +19,7 @@ Reads the whole ``WALLET_EVENTS`` log (subject ``poker.wallet.ledger``) and chec
 Live (default): ``--nats URL`` (default the local system, ``nats://127.0.0.1:4222``).
 Offline: ``--data-dir DIR`` (a ``pokerctl up`` data folder, or a nats-server data folder holding
 ``jetstream/``): the folder is copied, a private nats-server is started on the copy on a free
-loopback port, read, and stopped; the original is never opened by a server. ``--backup DIR``: a
-``pokerctl backup`` folder, verified against its manifest and read directly, no server.
+loopback port, read, and stopped; the original is never opened by a server.
 
 Exit codes: 0 sound, 1 a breach (each is named), 2 the ledger could not be read.
 """
@@ -36,7 +35,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import nats
 from nats.js.errors import NotFoundError
 
 from openpoker.dispute.escrow import EscrowCheck, check_tables, fold_log
@@ -46,7 +44,7 @@ from openpoker.eventstore.jetstream import JetStreamEventStore
 from openpoker.eventstore.streams import WALLET_EVENTS
 from openpoker.ledger.audit import AuditReport, audit
 from openpoker.ledger.store import SUBJECT, from_recorded
-from openpoker.pokerctl import backup_ledger
+from openpoker.shell import natsconn
 from openpoker.shell.config import DEFAULT_NATS_URL
 from openpoker.shell.natsproc import NatsServer
 
@@ -71,9 +69,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     where.add_argument(
         "--data-dir", type=Path, default=None, metavar="DIR", help="offline: a copy of this folder"
-    )
-    where.add_argument(
-        "--backup", type=Path, default=None, metavar="DIR", help="offline: a pokerctl backup folder"
     )
     check.add_argument("--stream", default=WALLET_EVENTS.name, help="the ledger's stream")
     check.set_defaults(func=run_audit)
@@ -113,8 +108,9 @@ async def _quiet(_: Exception) -> None:
 
 async def audit_live(url: str, *, stream: str = WALLET_EVENTS.name, wait: float = 5.0) -> LedgerAudit:
     try:
-        nc = await nats.connect(
+        nc = await natsconn.connect(
             url,
+            natsconn.operator(),
             connect_timeout=wait,
             allow_reconnect=False,
             max_reconnect_attempts=1,  # 0 would mean "forever" in nats-py
@@ -195,13 +191,11 @@ def _print(result: LedgerAudit, *, as_json: bool) -> None:
 
 def run_audit(args: argparse.Namespace) -> int:
     try:
-        if args.backup is not None:
-            result = LedgerAudit(**backup_ledger.audit_backup(args.backup, stream=args.stream)._asdict())
-        elif args.data_dir is not None:
+        if args.data_dir is not None:
             result = audit_offline(args.data_dir, stream=args.stream)
         else:
             result = asyncio.run(audit_live(args.nats or DEFAULT_NATS_URL, stream=args.stream))
-    except (LedgerUnreadable, EvidenceUnreadable) as exc:
+    except LedgerUnreadable as exc:
         print(f"pokerctl ledger audit: {exc}", file=sys.stderr)
         return 2
     _print(result, as_json=args.json)

@@ -20,6 +20,12 @@ given to those two services only.
 once (``shell.pki``: CA, one certificate per service, ``pokerctl``'s staff certificate, the token
 key) and runs every service on TLS: mutual TLS on its port, TLS for token holders on its client
 port (``client_targets``). Otherwise the services run plaintext (``POKER_INSECURE``).
+
+A secure system also secures NATS (``nats_auth``, on by default with ``secure``): an nkey seed per
+identity under ``<data>/nats/auth`` (``shell.natsauth``), TLS with a server certificate from the
+local CA, and per-identity permissions; the admin identity creates every stream and bucket
+(``pokerctl.natssetup``) before the services start, each given its own seed (``POKER_NATS_NKEY``)
+and the CA (``POKER_NATS_CA``). ``nats_credentials(name)`` gives a test or tool any identity.
 """
 
 from __future__ import annotations
@@ -37,10 +43,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
+from nats.aio.client import Client
 
-from openpoker.shell import childproc, pki
+from openpoker.pokerctl import natssetup
+from openpoker.shell import childproc, natsauth, natsconn, pki
 from openpoker.shell.client import health_status
 from openpoker.shell.config import CLIENT_PORT_OFFSET, DEFAULT_PORTS
+from openpoker.shell.natsconn import NatsCredentials
 from openpoker.shell.natsproc import NatsServer
 from openpoker.shell.tls import TlsFiles
 from openpoker.shuffle.deck_seal import ensure_deck_keys
@@ -97,10 +106,12 @@ class LocalSystem:
         nats_port: int = 0,
         services: tuple[str, ...] | None = None,
         secure: bool = False,
+        nats_auth: bool | None = None,
     ) -> None:
         self.data_dir = data_dir.resolve()
         self.free_ports = free_ports
         self.secure = secure
+        self.nats_auth = secure if nats_auth is None else nats_auth
         self.pki: pki.LocalPki | None = None
         self.nats = NatsServer(data_dir=self.data_dir / "nats", port=nats_port)
         self.services = existing_services() if services is None else services
@@ -121,6 +132,14 @@ class LocalSystem:
         """``pokerctl``'s staff certificate for the service ports (None on a plaintext system)."""
         return None if self.pki is None else TlsFiles.from_pki(self.pki, pki.CLIENT)
 
+    def nats_credentials(self, name: str) -> NatsCredentials | None:
+        """How ``name`` (a service, ``admin`` or ``pokerctl``) connects; None: NATS is open."""
+        return NatsCredentials.local(name, self.data_dir) if self.nats_auth else None
+
+    async def connect_nats(self, name: str = natsauth.POKERCTL) -> Client:
+        """A NATS connection as ``name`` (default: the operator's read-only ``pokerctl``)."""
+        return await natsconn.connect(self.nats.url, self.nats_credentials(name))
+
     def _deck_keys(self) -> Path:
         path = self.data_dir / "secrets" / "deck-keys.json"
         ensure_deck_keys(path)
@@ -138,6 +157,9 @@ class LocalSystem:
     def _env(self, name: str, port: int, client_port: int) -> dict[str, str]:
         env = dict(os.environ)
         env["POKER_NATS_URL"] = self.nats.url
+        credentials = self.nats_credentials(name)
+        if credentials is not None:
+            env.update(credentials.env())
         env[f"POKER_{name.upper()}_PORT"] = str(port)
         if self.pki is not None:
             env["POKER_TLS_DIR"] = str(self.pki.root)
@@ -163,12 +185,21 @@ class LocalSystem:
         try:
             if self.secure:
                 self.pki = await asyncio.to_thread(pki.ensure_local_pki, self.data_dir)
+            if self.nats_auth:
+                await asyncio.to_thread(self._secure_nats)
             await asyncio.to_thread(self.nats.start)
+            if self.nats_auth:
+                await natssetup.set_up(self.nats.url, self.nats_credentials(natsauth.ADMIN))
             for name in self.services:
                 await self._start_service(name)
         except BaseException:
             await self.stop()
             raise
+
+    def _secure_nats(self) -> None:
+        local_pki = self.pki or pki.ensure_local_pki(self.data_dir)
+        auth = natsauth.ensure_nats_auth(self.data_dir, local_pki)
+        self.nats.config_file = natsauth.server_config(auth)
 
     async def _start_service(self, name: str) -> None:
         for attempt in range(1, PORT_ATTEMPTS + 1):

@@ -4,7 +4,8 @@ Variables (all optional; ``<SERVICE>`` is the upper-cased service name, e.g. ``T
 
 * ``POKER_<SERVICE>_HOST`` (default ``127.0.0.1``) and ``POKER_<SERVICE>_PORT`` (default from
   ``DEFAULT_PORTS``; ``0`` picks a free port);
-* ``POKER_NATS_URL`` (default ``nats://127.0.0.1:4222``);
+* ``POKER_NATS_URL`` (default ``nats://127.0.0.1:4222``), ``POKER_NATS_NKEY`` (the service's nkey
+  seed file) and ``POKER_NATS_CA`` (the CA of the server's TLS certificate): ``shell.natsconn``;
 * ``POKER_ENV``: ``development`` (default) or ``production``;
 * ``POKER_LOG_FORMAT``: ``console`` or ``json`` (default: json in production, console otherwise);
 * ``POKER_LOG_LEVEL`` (default ``info``);
@@ -45,6 +46,7 @@ from pathlib import Path
 from typing import Literal
 
 from openpoker.shell.jwks import LIFESPAN_SECONDS, MIN_REFETCH_SECONDS
+from openpoker.shell.natsconn import NatsCredentials
 from openpoker.shell.tls import TlsFiles
 from openpoker.shell.tokens import AUDIENCE, ISSUER
 
@@ -205,6 +207,7 @@ class ShellConfig:
     security: Security
     quota_rps: float = 200.0  # requests per second per identity (0: no limit)
     quota_burst: int = 400
+    nats_credentials: NatsCredentials | None = None  # None: anonymous, plaintext
 
     @property
     def address(self) -> str:
@@ -243,4 +246,5 @@ class ShellConfig:
             security=Security.from_env(service, env, environment=environment, port=port),
             quota_rps=env_float(env, "POKER_QUOTA_RPS", 200.0),
             quota_burst=env_int(env, "POKER_QUOTA_BURST", 400, minimum=1),
+            nats_credentials=NatsCredentials.from_env(service, env),
         )

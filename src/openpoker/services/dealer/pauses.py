@@ -9,10 +9,10 @@ from nats.js import JetStreamContext
 from nats.js.errors import KeyNotFoundError, NoKeysError
 from nats.js.kv import KeyValue
 
-from openpoker.eventstore.streams import BucketSettings, ensure_bucket
+from openpoker.eventstore.streams import DEALER_PAUSES, ensure_bucket
 from openpoker.services.dealer.app import PauseStore
 
-DEALER_BUCKET = BucketSettings(bucket="poker-dealer")
+DEALER_BUCKET = DEALER_PAUSES
 _PREFIX = "paused."
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-import nats
 from grpc import aio
 from nats.aio.client import Client as Nats
 
@@ -20,6 +19,7 @@ from openpoker.services.dealer.feed import TableFeed
 from openpoker.services.dealer.handlers import DealerServicer
 from openpoker.services.dealer.pauses import KvPauseStore
 from openpoker.services.dealer.presence import PresenceFeed
+from openpoker.shell import natsconn
 from openpoker.shell.client import channel
 from openpoker.shell.logs import configure_logging
 from openpoker.shell.server import RunningServer, ServiceSpec, start_server
@@ -53,7 +53,7 @@ class DealerServer:
 
 
 async def start(config: DealerConfig) -> DealerServer:
-    nc = await nats.connect(config.shell.nats_url, name="dealer")
+    nc = await natsconn.connect(config.shell.nats_url, config.shell.nats_credentials, name="dealer")
     js = nc.jetstream()
     audit = JetStreamAudit(js)
     await audit.ensure()

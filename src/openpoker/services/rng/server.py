@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-import nats
 from nats.aio.client import Client as Nats
 
 from openpoker.api.rng.v1 import rng_service_pb2 as pb
@@ -17,6 +16,7 @@ from openpoker.services.rng.handlers import RngServicer
 from openpoker.services.rng.handlog import EventLogHandLog
 from openpoker.services.rng.sealing import SeedSealer
 from openpoker.services.rng.store import JetStreamShuffleStore
+from openpoker.shell import natsconn
 from openpoker.shell.logs import configure_logging, get_logger
 from openpoker.shell.server import RunningServer, ServiceSpec, start_server
 from openpoker.shuffle.deck_seal import DeckKeys
@@ -47,7 +47,7 @@ async def start(config: RngConfig) -> RngServer:
     log = get_logger()
     if config.ephemeral_key:
         log.warning("seed_key.ephemeral", detail="POKER_RNG_SEED_KEY unset: seeds die with this process")
-    nc = await nats.connect(config.shell.nats_url, name="rng")
+    nc = await natsconn.connect(config.shell.nats_url, config.shell.nats_credentials, name="rng")
     js = nc.jetstream()
     app = RngApp(
         store=await JetStreamShuffleStore.open(js, config.bucket),

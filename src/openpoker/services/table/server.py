@@ -7,7 +7,6 @@ import dataclasses
 import gc
 from dataclasses import dataclass
 
-import nats
 from grpc import aio
 from nats.aio.client import Client as Nats
 
@@ -20,6 +19,7 @@ from openpoker.services.table.config import TableConfig
 from openpoker.services.table.handlers import TableQuotas, TableServicer
 from openpoker.services.table.ownership import KvOwnership
 from openpoker.services.table.wallet import GrpcWallet, Wallet
+from openpoker.shell import natsconn
 from openpoker.shell.client import channel
 from openpoker.shell.logs import configure_logging
 from openpoker.shell.server import RunningServer, ServiceSpec, start_server
@@ -53,7 +53,7 @@ class TableServer:
 
 async def start(config: TableConfig, *, wallet: Wallet | None = None) -> TableServer:
     """Start the service; ``wallet`` replaces the gRPC wallet (tests)."""
-    nc = await nats.connect(config.shell.nats_url, name=config.instance)
+    nc = await natsconn.connect(config.shell.nats_url, config.shell.nats_credentials, name=config.instance)
     try:
         js = nc.jetstream()
         replicas = config.replicas

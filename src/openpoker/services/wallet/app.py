@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from openpoker.eventstore import ConcurrencyConflict, EventStoreError
+from openpoker.eventstore.loading import Finding, LogQuarantined, Verifier
 from openpoker.ledger import accounts
 from openpoker.ledger.accounts import Balances
 from openpoker.ledger.commands import Command
@@ -59,8 +60,13 @@ class WalletApp:
         clock: Callable[[], dt.datetime] = _utc_now,
         deposit_limits: DepositLimits = DEFAULT_DEPOSIT_LIMITS,
         withdrawal_limits: WithdrawalLimits = DEFAULT_WITHDRAWAL_LIMITS,
+        verifier: Verifier | None = None,
     ) -> None:
         self._store = store
+        self._verifier = verifier  # a further check of each loaded envelope (a signature)
+        # The first stored message that is not the wallet's: set, the wallet serves the state
+        # folded before it and refuses every write until restarted after an operator's repair.
+        self._finding: Finding | None = None
         self.deposit_limits = deposit_limits
         self.withdrawal_limits = withdrawal_limits
         self._currency = currency
@@ -93,21 +99,35 @@ class WalletApp:
     def state(self) -> LedgerState:
         return self._state
 
+    @property
+    def quarantined(self) -> Finding | None:
+        """Why writes are refused (``LOG_QUARANTINED``), or None."""
+        return self._finding
+
     async def start(self) -> None:
-        """Load the ledger; open it with the configured currency if the log is empty."""
+        """Load the ledger; open it with the configured currency if the log is empty. A log
+        holding a foreign or corrupt message starts quarantined (reads only)."""
         async with self._lock:
             await self._reload()
-            if not self._state.currency:
+            if not self._state.currency and self._finding is None:
                 await self._append((LedgerOpened(currency=self._currency),), request_id="open-ledger")
+
+    def _quarantine(self, finding: Finding) -> None:
+        if self._finding is None:
+            self._finding = finding
+            get_logger().error("log.corrupt", detail=finding.detail, **finding.fields())
 
     async def _reload(self) -> None:
         self._stale = True
         try:
-            self._state, self._position = await self._store.load()
+            loaded = await self._store.load_checked(verifier=self._verifier)
         except EventStoreError:
             raise  # typed already (unavailable, corrupt message, ...)
         except Exception as exc:  # nats-py timeouts and connection errors
             raise LedgerUnavailable(cause=type(exc).__name__) from exc
+        self._state, self._position = loaded.state, loaded.position
+        if loaded.finding is not None:
+            self._quarantine(loaded.finding)
         if self._state.currency and self._state.currency != self._currency:
             raise CurrencyMismatch(expected=self._state.currency, got=self._currency)
         # Grows with every start: distinct message ids from any earlier writer (store.py).
@@ -140,6 +160,9 @@ class WalletApp:
             position, _ = await self._store.append(
                 events, request_id=request_id, position=self._position, epoch=self._epoch, now=self._clock()
             )
+        except LogQuarantined as exc:
+            self._quarantine(exc.finding)
+            raise
         except BaseException:
             self._stale = True  # the message may or may not have landed: reload before the next command
             raise
@@ -175,8 +198,10 @@ class WalletApp:
     async def execute(self, command: Command) -> Outcome:
         async with self._lock:
             for attempt in range(CONFLICT_RETRIES + 1):
-                if self._stale:
+                if self._stale and self._finding is None:
                     await self._reload()
+                if self._finding is not None:
+                    raise LogQuarantined(self._finding)
                 decision = decide(self._state, command)
                 if decision.duplicate:
                     return Outcome(transfers=records_of(self._state, decision), duplicate=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-import nats
 from nats.aio.client import Client as Nats
 
 from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
@@ -16,6 +15,7 @@ from openpoker.ledger.store import SNAPSHOT_PREFIX, WALLET_SNAPSHOTS, WalletStor
 from openpoker.services.wallet.app import WalletApp
 from openpoker.services.wallet.config import WalletConfig
 from openpoker.services.wallet.handlers import WalletServicer
+from openpoker.shell import natsconn
 from openpoker.shell.logs import configure_logging
 from openpoker.shell.server import RunningServer, ServiceSpec, start_server
 
@@ -61,7 +61,7 @@ class WalletServer:
 
 
 async def start(config: WalletConfig) -> WalletServer:
-    nc = await nats.connect(config.shell.nats_url, name="wallet")
+    nc = await natsconn.connect(config.shell.nats_url, config.shell.nats_credentials, name="wallet")
     try:
         app = WalletApp(
             await open_store(nc, config.stream),
