@@ -4,9 +4,13 @@ each error has a stable ``reason``, a ``kind`` (``conflict`` -> ABORTED) and its
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from openpoker.errors import ErrorKind, OpenPokerError
+
+if TYPE_CHECKING:
+    from openpoker.eventstore.envelope import StoredEnvelope
 
 
 class EventStoreError(OpenPokerError):
@@ -70,18 +74,22 @@ class AppendUnresolved(EventStoreError):
 
 
 class CorruptMessage(EventStoreError):
-    """A stored message that does not decode as an envelope."""
+    """A stored message that does not decode as an envelope; ``read_before``: what a read had
+    decoded before it, so a loader can keep the good prefix (``eventstore.loading``)."""
 
     reason = "CORRUPT_MESSAGE"
     kind = "precondition"
 
-    def __init__(self, *, subject: str, sequence: int, problem: str) -> None:
+    def __init__(
+        self, *, subject: str, sequence: int, problem: str, read_before: Sequence[StoredEnvelope] = ()
+    ) -> None:
         super().__init__(
             f"message {sequence} on {subject}: {problem}", subject=subject, sequence=sequence, problem=problem
         )
         self.subject = subject
         self.sequence = sequence
         self.problem = problem
+        self.read_before = tuple(read_before)
 
 
 class StreamSettingsMismatch(EventStoreError):
