@@ -2,10 +2,13 @@
 (real nats-server): garbage bytes, a foreign envelope published under the wallet's next
 ``Nats-Msg-Id`` before the wallet's own write, and an envelope of another stream chained onto
 the wallet's. The running wallet, and a restarted one, keep every balance, serve reads and
-refuse writes with LOG_QUARANTINED naming the message's stream sequence."""
+refuse writes with LOG_QUARANTINED naming the message's stream sequence, and
+``pokerctl ledger audit`` names the message and exits 1, with no traceback."""
 
 from __future__ import annotations
 
+import asyncio
+import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -50,6 +53,23 @@ async def _refused(wallet: WalletServer) -> dict[str, str]:
 
 async def _last_sequence(js: Any) -> int:
     return int((await js.get_last_msg(WALLET_EVENTS.name, SUBJECT)).seq)
+
+
+async def _ledger_audit(nats_url: str) -> tuple[int, str, str]:
+    """``pokerctl ledger audit`` as an operator runs it: its exit code, stdout and stderr."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "openpoker.pokerctl",
+        "ledger",
+        "audit",
+        "--nats",
+        nats_url,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    return int(proc.returncode or 0), out.decode(), err.decode()
 
 
 Inject = Callable[[Any, JetStreamEventStore], Awaitable[None]]
@@ -122,6 +142,10 @@ async def test_the_wallet_survives_a_foreign_message_without_changing_a_balance(
         meta = await _refused(wallet)
         assert meta == {"stream": "wallet", "sequence": str(last), "problem": after_restart}
         assert await _last_sequence(js) == last  # nothing was written past it
+        code, out, err = await _ledger_audit(nats_url)
+        assert code == 1, (out, err)
+        assert f"{after_restart} at stream sequence {last} (version " in out
+        assert "Traceback" not in out + err
     finally:
         await nc.close()
         if wallet is not None:

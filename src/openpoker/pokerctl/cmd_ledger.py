@@ -43,7 +43,8 @@ from openpoker.eventstore import Envelope, verify_chain
 from openpoker.eventstore.jetstream import JetStreamEventStore
 from openpoker.eventstore.streams import WALLET_EVENTS
 from openpoker.ledger.audit import AuditReport, audit
-from openpoker.ledger.store import SUBJECT, from_recorded
+from openpoker.ledger.logcheck import read_ledger
+from openpoker.ledger.store import from_recorded
 from openpoker.shell import natsconn
 from openpoker.shell.config import DEFAULT_NATS_URL
 from openpoker.shell.natsproc import NatsServer
@@ -126,8 +127,9 @@ async def audit_live(url: str, *, stream: str = WALLET_EVENTS.name, wait: float 
         except NotFoundError:
             raise LedgerUnreadable(f"no stream {stream} at {url}: no ledger was ever written there") from None
         store = JetStreamEventStore(js, stream=stream, read_timeout=wait)
-        stored = await store.read(SUBJECT)
-        envelopes: list[Envelope] = [s.envelope for s in stored]
+        # Up to the first foreign or corrupt message, which is reported as a finding.
+        checked = await read_ledger(store)
+        envelopes: list[Envelope] = list(checked.envelopes)
         chain = verify_chain(envelopes)
         report, state = audit(from_recorded(r) for env in envelopes for r in env.events)
         # The tables' logs after the ledger: a hand ended since is one the ledger has not settled.
@@ -143,8 +145,8 @@ async def audit_live(url: str, *, stream: str = WALLET_EVENTS.name, wait: float 
     return LedgerAudit(
         report=report,
         envelopes=len(envelopes),
-        chain_ok=chain.ok,
-        chain_problem=chain.problem,
+        chain_ok=chain.ok and checked.finding is None,
+        chain_problem=chain.problem if checked.finding is None else checked.finding.describe(),
         escrow=escrow,
     )
 
