@@ -19,7 +19,8 @@ Reads the whole ``WALLET_EVENTS`` log (subject ``poker.wallet.ledger``) and chec
 Live (default): ``--nats URL`` (default the local system, ``nats://127.0.0.1:4222``).
 Offline: ``--data-dir DIR`` (a ``pokerctl up`` data folder, or a nats-server data folder holding
 ``jetstream/``): the folder is copied, a private nats-server is started on the copy on a free
-loopback port, read, and stopped; the original is never opened by a server.
+loopback port, read, and stopped; the original is never opened by a server. ``--backup DIR``: a
+``pokerctl backup`` folder, verified against its manifest and read directly, no server.
 
 Exit codes: 0 sound, 1 a breach (each is named), 2 the ledger could not be read.
 """
@@ -45,6 +46,7 @@ from openpoker.eventstore.streams import WALLET_EVENTS
 from openpoker.ledger.audit import AuditReport, audit
 from openpoker.ledger.logcheck import read_ledger
 from openpoker.ledger.store import from_recorded
+from openpoker.pokerctl import backup_ledger
 from openpoker.shell import natsconn
 from openpoker.shell.config import DEFAULT_NATS_URL
 from openpoker.shell.natsproc import NatsServer
@@ -70,6 +72,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     where.add_argument(
         "--data-dir", type=Path, default=None, metavar="DIR", help="offline: a copy of this folder"
+    )
+    where.add_argument(
+        "--backup", type=Path, default=None, metavar="DIR", help="offline: a pokerctl backup folder"
     )
     check.add_argument("--stream", default=WALLET_EVENTS.name, help="the ledger's stream")
     check.set_defaults(func=run_audit)
@@ -193,11 +198,13 @@ def _print(result: LedgerAudit, *, as_json: bool) -> None:
 
 def run_audit(args: argparse.Namespace) -> int:
     try:
-        if args.data_dir is not None:
+        if args.backup is not None:
+            result = LedgerAudit(**backup_ledger.audit_backup(args.backup, stream=args.stream)._asdict())
+        elif args.data_dir is not None:
             result = audit_offline(args.data_dir, stream=args.stream)
         else:
             result = asyncio.run(audit_live(args.nats or DEFAULT_NATS_URL, stream=args.stream))
-    except LedgerUnreadable as exc:
+    except (LedgerUnreadable, EvidenceUnreadable) as exc:
         print(f"pokerctl ledger audit: {exc}", file=sys.stderr)
         return 2
     _print(result, as_json=args.json)
