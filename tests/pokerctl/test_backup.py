@@ -50,7 +50,9 @@ def results(source: list[str]) -> dict[str, tuple[int, str]]:
 
 def test_backup_wipe_restore_replay_and_audit_agree(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    with local_system(data, secure=True) as system:
+    # NATS open (nats_auth=False): backup, restore and replay --nats connect without NATS
+    # credentials for now, and restore creates streams, which only the admin identity may.
+    with local_system(data, secure=True, nats_auth=False) as system:
         played = asyncio.run(
             play(
                 Connection.of_system(system),
@@ -89,7 +91,7 @@ def test_backup_wipe_restore_replay_and_audit_agree(tmp_path: Path) -> None:
     assert results(["--backup", str(backup)]) == before
 
     shutil.rmtree(data / "nats" / "jetstream")
-    nats_only = LocalSystem(data_dir=data, free_ports=True, services=(), secure=True)
+    nats_only = LocalSystem(data_dir=data, free_ports=True, services=(), secure=True, nats_auth=False)
     asyncio.run(nats_only.start())
     try:
         code, stdout, err = run(["restore", "--from", str(backup), "--nats", nats_only.nats.url])
@@ -104,14 +106,14 @@ def test_backup_wipe_restore_replay_and_audit_agree(tmp_path: Path) -> None:
         asyncio.run(nats_only.stop())
 
     # The services start on the restored store: its streams have the settings they ask for.
-    with local_system(data, secure=True) as system:
+    with local_system(data, secure=True, nats_auth=False) as system:
         code, stdout, _ = run(["replay", "--all", "--nats", system.nats.url])
         assert (code, stdout) == before["replay"]
 
 
 def test_a_changed_backup_is_refused(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    with local_system(data, secure=True) as system:
+    with local_system(data, secure=True, nats_auth=False) as system:
         played = asyncio.run(
             play(
                 Connection.of_system(system),
