@@ -42,6 +42,7 @@ from openpoker.eventstore.envelope import (
 )
 from openpoker.eventstore.jetstream import JetStreamEventStore
 from openpoker.eventstore.memory import InMemoryEventStore
+from openpoker.eventstore.signing import Signer
 from openpoker.eventstore.streams import BucketSettings, ensure_bucket
 from openpoker.eventstore.subjects import table_subject
 from openpoker.tablelog import payload, snapshot
@@ -331,9 +332,10 @@ def decode_events(envelope: Envelope) -> list[LogEvent]:
 
 
 class TableStore:
-    def __init__(self, events: TableEvents, *, partitions: int) -> None:
+    def __init__(self, events: TableEvents, *, partitions: int, signer: Signer | None = None) -> None:
         self.events = events
         self.partitions = partitions
+        self.signer = signer  # the table's envelope-signing key (None: unsigned, a test rig)
 
     def subject(self, table_id: str) -> str:
         return table_subject(table_id, self.partitions)
@@ -360,7 +362,7 @@ class TableStore:
             recorded_at=recorded_at,
             correlation_id=correlation_id,
         )
-        return seal(draft, prev_hash=model.last_hash or GENESIS)
+        return seal(draft, prev_hash=model.last_hash or GENESIS, signer=self.signer)
 
     async def append(self, model: TableModel, envelope: Envelope) -> AppendResult:
         return await self.events.append(
