@@ -29,12 +29,12 @@ from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from openpoker.dispute.evidence import LoggedEnvelope, RevealRecord, WalletHand, wallet_hands
-from openpoker.eventstore import Envelope, verify_chain
 from openpoker.eventstore import codec as envelope_codec
+from openpoker.eventstore import verify_chain
 from openpoker.eventstore.jetstream import MSG_ID_HEADER, JetStreamEventStore
 from openpoker.eventstore.streams import TABLE_EVENTS, WALLET_EVENTS
 from openpoker.eventstore.subjects import table_subject
-from openpoker.ledger.store import SUBJECT as WALLET_SUBJECT
+from openpoker.ledger.logcheck import read_ledger
 from openpoker.ledger.store import from_recorded as wallet_event
 from openpoker.shell.natsproc import NatsServer
 
@@ -53,7 +53,6 @@ class Evidence:
     reveals: dict[str, RevealRecord]
     wallet: dict[tuple[str, int], WalletHand]
     wallet_chain_problem: str = ""  # the ledger's hash chain is broken: how
-    wallet_log: tuple[Envelope, ...] = ()  # the ledger's envelopes (their signatures are checked)
 
 
 async def _quiet(_: Exception) -> None:
@@ -135,20 +134,21 @@ async def read_reveals(js: JetStreamContext, table_id: str) -> dict[str, RevealR
     return out
 
 
-async def read_wallet(
-    js: JetStreamContext,
-) -> tuple[dict[tuple[str, int], WalletHand], str, tuple[Envelope, ...]]:
-    """The ledger's hands, what is wrong with its hash chain ("" when intact), its envelopes."""
+async def read_wallet(js: JetStreamContext) -> tuple[dict[tuple[str, int], WalletHand], str]:
+    """The ledger's hands, and what is wrong with its hash chain ("" when intact)."""
     try:
         await js.stream_info(WALLET_EVENTS.name)
     except NotFoundError:
-        return {}, "", ()  # no ledger: every settlement check will say so
+        return {}, ""  # no ledger: every settlement check will say so
     store = JetStreamEventStore(js, stream=WALLET_EVENTS.name)
-    stored = await store.read(WALLET_SUBJECT)
+    # Up to the first foreign or corrupt message, which is the problem reported.
+    checked = await read_ledger(store)
+    stored = checked.stored
     chain = verify_chain(s.envelope for s in stored)
     problem = "" if chain.ok else f"at its version {chain.first_broken_version}: {chain.problem}"
-    hands = wallet_hands(wallet_event(r) for s in stored for r in s.envelope.events)
-    return hands, problem, tuple(s.envelope for s in stored)
+    if checked.finding is not None:
+        problem = f"at its version {checked.finding.version}: {checked.finding.describe()}"
+    return wallet_hands(wallet_event(r) for s in stored for r in s.envelope.events), problem
 
 
 async def read_evidence(url: str, tables: list[str] | None) -> list[Evidence]:
@@ -161,7 +161,7 @@ async def read_evidence(url: str, tables: list[str] | None) -> list[Evidence]:
         for t in wanted:
             if t not in known:
                 raise EvidenceUnreadable(f"no log of table {t!r} at {url}")
-        wallet, wallet_problem, wallet_log = await read_wallet(js)
+        wallet, wallet_problem = await read_wallet(js)
         return [
             Evidence(
                 table_id=t,
@@ -169,7 +169,6 @@ async def read_evidence(url: str, tables: list[str] | None) -> list[Evidence]:
                 reveals=await read_reveals(js, t),
                 wallet=wallet,
                 wallet_chain_problem=wallet_problem,
-                wallet_log=wallet_log,
             )
             for t in wanted
         ]

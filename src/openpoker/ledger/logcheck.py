@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from openpoker.eventstore import GENESIS, Envelope, EventStore
+from openpoker.eventstore import GENESIS, Envelope, EventStore, StoredEnvelope
 from openpoker.eventstore.loading import Finding, Tip, Verifier, fold_finding, read_checked
 from openpoker.ledger.decider import LedgerState, fold
 from openpoker.ledger.store import STREAM_ID, SUBJECT, from_recorded
@@ -14,8 +14,12 @@ from openpoker.ledger.store import STREAM_ID, SUBJECT, from_recorded
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckedLedger:
-    envelopes: tuple[Envelope, ...]  # the good prefix, in order
+    stored: tuple[StoredEnvelope, ...]  # the good prefix, in order
     finding: Finding | None
+
+    @property
+    def envelopes(self) -> tuple[Envelope, ...]:
+        return tuple(s.envelope for s in self.stored)
 
 
 async def read_ledger(
@@ -29,8 +33,6 @@ async def read_ledger(
         try:
             fold((from_recorded(r) for r in stored.envelope.events), state)
         except Exception as exc:  # any failure of foreign events to decode or fold is a finding
-            good = tuple(s.envelope for s in read.good[:index])
-            return CheckedLedger(
-                envelopes=good, finding=fold_finding(stored, stream=STREAM_ID, subject=subject, exc=exc)
-            )
-    return CheckedLedger(envelopes=tuple(s.envelope for s in read.good), finding=read.finding)
+            finding = fold_finding(stored, stream=STREAM_ID, subject=subject, exc=exc)
+            return CheckedLedger(stored=read.good[:index], finding=finding)
+    return CheckedLedger(stored=read.good, finding=read.finding)

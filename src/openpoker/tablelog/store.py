@@ -20,6 +20,7 @@ import contextlib
 import datetime as dt
 import json
 from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from nats.aio.client import Client as Nats
@@ -41,8 +42,8 @@ from openpoker.eventstore.envelope import (
     StoredEnvelope,
 )
 from openpoker.eventstore.jetstream import JetStreamEventStore
+from openpoker.eventstore.loading import Finding, Tip, Verifier, fold_finding, read_checked
 from openpoker.eventstore.memory import InMemoryEventStore
-from openpoker.eventstore.signing import Signer
 from openpoker.eventstore.streams import BucketSettings, ensure_bucket
 from openpoker.eventstore.subjects import table_subject
 from openpoker.tablelog import payload, snapshot
@@ -331,11 +332,19 @@ def decode_events(envelope: Envelope) -> list[LogEvent]:
     return [from_recorded(e) for e in envelope.events]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadedTable:
+    """A table as loaded: its model (None: no good envelope) and the first finding (None: all
+    good)."""
+
+    model: TableModel | None
+    finding: Finding | None
+
+
 class TableStore:
-    def __init__(self, events: TableEvents, *, partitions: int, signer: Signer | None = None) -> None:
+    def __init__(self, events: TableEvents, *, partitions: int) -> None:
         self.events = events
         self.partitions = partitions
-        self.signer = signer  # the table's envelope-signing key (None: unsigned, a test rig)
 
     def subject(self, table_id: str) -> str:
         return table_subject(table_id, self.partitions)
@@ -362,7 +371,7 @@ class TableStore:
             recorded_at=recorded_at,
             correlation_id=correlation_id,
         )
-        return seal(draft, prev_hash=model.last_hash or GENESIS, signer=self.signer)
+        return seal(draft, prev_hash=model.last_hash or GENESIS)
 
     async def append(self, model: TableModel, envelope: Envelope) -> AppendResult:
         return await self.events.append(
@@ -370,7 +379,38 @@ class TableStore:
         )
 
     async def load(self, table_id: str) -> TableModel | None:
-        """Snapshot (if usable) + the log after it; None when the table has no log."""
+        """Snapshot (if usable) + the log after it, up to the first foreign or corrupt message
+        (``load_checked``); None when the table has no (good) log."""
+        return (await self.load_checked(table_id)).model
+
+    async def load_checked(self, table_id: str, *, verifier: Verifier | None = None) -> LoadedTable:
+        """The table up to the last envelope that passes every check (``eventstore.loading``)
+        and the first finding, if any: a foreign or corrupt message is reported, never folded."""
+        model = await self._base(table_id)
+        subject = self.subject(table_id)
+        read = await read_checked(
+            self.events,
+            subject,
+            stream=table_id,
+            tip=Tip(version=model.version, hash=model.last_hash or GENESIS),
+            after_sequence=model.sequence,
+            verifier=verifier,
+        )
+        finding = read.finding
+        for index, item in enumerate(read.good):
+            try:
+                fold_envelope(model, item)
+            except Exception as exc:  # any failure of foreign events to decode or fold is a finding
+                finding = fold_finding(item, stream=table_id, subject=subject, exc=exc)
+                # The failed fold may have changed the model part-way: fold the good ones again.
+                model = await self._base(table_id)
+                for good in read.good[:index]:
+                    fold_envelope(model, good)
+                break
+        return LoadedTable(model=model if model.state is not None else None, finding=finding)
+
+    async def _base(self, table_id: str) -> TableModel:
+        """The snapshot's model if usable, else an empty one."""
         model: TableModel | None = None
         snap = await self.events.load_snapshot(table_id)
         if snap is not None and snap.engine_version == ENGINE_VERSION:
@@ -378,12 +418,7 @@ class TableStore:
                 model = snapshot.decode(snap.state)
             except (snapshot.SnapshotUnusable, ValueError, KeyError, TypeError):
                 model = None
-        if model is None:
-            model = TableModel(table_id=table_id)
-        stored = await self.events.read(self.subject(table_id), after_sequence=model.sequence)
-        for item in stored:
-            fold_envelope(model, item)
-        return model if model.state is not None else None
+        return model if model is not None else TableModel(table_id=table_id)
 
     async def read_range(
         self, table_id: str, *, after_sequence: int, last_version: int

@@ -11,6 +11,7 @@ from typing import TypeVar
 from openpoker.engine import table
 from openpoker.engine.hand_events import HandEnded, HandEvent, HandStarted
 from openpoker.engine.table_events import HandScheduled
+from openpoker.eventstore.loading import LogQuarantined
 from openpoker.services.table.errors import HandNotFinished, HandNotFound, NotOwner, TableNotFound
 from openpoker.services.table.hand_index import HandIndex
 from openpoker.services.table.watchers import LocalWatch, Render, entries_since, hand_mark
@@ -45,8 +46,8 @@ class Queries:
             async with self._writer.lock(table_id):
                 model, _ = await self._writer.owned(table_id)
                 return model
-        except NotOwner:
-            pass
+        except (NotOwner, LogQuarantined):
+            pass  # read from the log (a quarantined one: up to its foreign message)
         model_or_none = await self._store.load(table_id)
         if model_or_none is None:
             raise TableNotFound(table_id)

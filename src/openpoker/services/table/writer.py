@@ -39,6 +39,7 @@ from openpoker.engine.rules import Rules
 from openpoker.engine.table_events import OpenTable, TableOpened
 from openpoker.eventstore.envelope import Snapshot
 from openpoker.eventstore.errors import ConcurrencyConflict
+from openpoker.eventstore.loading import Finding, LogQuarantined
 from openpoker.eventstore.subjects import partition_of
 from openpoker.services.table.background import Background
 from openpoker.services.table.errors import (
@@ -127,6 +128,9 @@ class Writer:
         self.max_attempts = max_attempts
         self._snapshot_every = max(1, snapshot_every)
         self.tables: dict[str, TableModel] = {}  # the cached models of the tables we write
+        # Tables whose log holds a foreign or corrupt message: no write until an operator
+        # removes it and restarts the service (eventstore.loading); reads fold the good prefix.
+        self.quarantined: dict[str, Finding] = {}
         self._epochs: dict[str, int] = {}  # table id -> the epoch its cached model was fenced with
         self._locks: dict[str, asyncio.Lock] = {}
         self.partitions: dict[int, int] = {}  # the partitions we hold, with the epoch we got
@@ -189,7 +193,7 @@ class Writer:
             return model, epoch
         self.forget(table_id)
         for _ in range(self.max_attempts):
-            model = await self.store.load(table_id)
+            model = await self._load(table_id)
             if model is None:
                 raise TableNotFound(table_id)
             if await self._fence(model, epoch):
@@ -202,6 +206,18 @@ class Writer:
                 self.followups.index(table_id)
                 return model, epoch
         raise TooManyConflicts(table_id=table_id, attempts=self.max_attempts)
+
+    async def _load(self, table_id: str) -> TableModel | None:
+        """The table's model for writing; ``LogQuarantined`` if its log holds a foreign or
+        corrupt message (logged once as ``log.corrupt``)."""
+        finding = self.quarantined.get(table_id)
+        if finding is None:
+            loaded = await self.store.load_checked(table_id)
+            if loaded.finding is None:
+                return loaded.model
+            finding = self.quarantined[table_id] = loaded.finding
+            self._log.error("log.corrupt", table_id=table_id, detail=finding.detail, **finding.fields())
+        raise LogQuarantined(finding)
 
     async def _fence(self, model: TableModel, epoch: int) -> bool:
         """Make the log ours: refuse a higher epoch, append OwnerChanged over a lower one.
@@ -310,7 +326,7 @@ class Writer:
         async with self.lock(table_id):
             epoch = await self.epoch(table_id)
             for _ in range(self.max_attempts):
-                existing = await self.store.load(table_id)
+                existing = await self._load(table_id)
                 if existing is not None:
                     prior = existing.requests.get(request_id)
                     if prior is not None:

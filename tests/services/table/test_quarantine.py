@@ -1,0 +1,83 @@
+"""A foreign or corrupt message on one table's log quarantines that table only: reads fold the
+good prefix, writes are refused with LOG_QUARANTINED (logged once as ``log.corrupt``), and other
+tables keep working, in the running service and after a restart (eventstore.loading)."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from structlog.testing import capture_logs
+
+from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.eventstore import Draft, RecordedEvent, seal
+from openpoker.eventstore.subjects import table_subject
+from openpoker.services.table.ownership import StaticOwnership
+from openpoker.shell.client import rich_error
+from openpoker.tablelog.store import MemoryTableEvents
+from tests.services.table.helpers import PARTITIONS, FakeWallet, create, join, serve
+
+# Events no table folds: a forged message's.
+FOREIGN_EVENTS = (RecordedEvent(type="PlayerJoined", payload=b'{"type":"PlayerJoined"}'),)
+
+
+async def _forge(events: MemoryTableEvents, table_id: str, *, stream_id: str | None = None) -> int:
+    """Chain a foreign envelope onto ``table_id``'s log; its stream sequence."""
+    subject = table_subject(table_id, PARTITIONS)
+    last = await events.last(subject)
+    assert last is not None
+    tip = last.envelope
+    draft = Draft(
+        stream_id=stream_id or table_id,
+        version=tip.version + 1,
+        command_id="forged",
+        owner_epoch=tip.owner_epoch,
+        rules_version=tip.rules_version,
+        engine_version=tip.engine_version,
+        events=FOREIGN_EVENTS,
+        recorded_at=tip.recorded_at,
+    )
+    landed = await events.append(subject, seal(draft, tip.hash), expected_sequence=last.sequence)
+    return landed.sequence
+
+
+async def _seated(stub: object, table: str) -> set[str]:
+    reply = await stub.GetTable(pb.GetTableRequest(name=table))  # type: ignore[attr-defined]
+    return {s.player_id for s in reply.table.seats if s.player_id}
+
+
+@pytest.mark.parametrize(("stream_id", "problem"), [(None, "events do not fold"), ("t9", "wrong stream")])
+async def test_one_quarantined_table_refuses_writes_and_the_others_play_on(
+    stream_id: str | None, problem: str
+) -> None:
+    events = MemoryTableEvents()
+    wallet = FakeWallet(cash={"ann": 1000, "bob": 1000, "cat": 1000, "dan": 1000})
+    svc = await serve(events, wallet, StaticOwnership("table-1", 1))
+    try:
+        await create(svc.stub, "t1")
+        await create(svc.stub, "t2")
+        await join(svc.stub, "ann", 1, table="tables/t1")
+        sequence = await _forge(events, "t1", stream_id=stream_id)
+        expected = {"stream": "t1", "sequence": str(sequence), "problem": problem}
+        with capture_logs() as logs:
+            for player in ("bob", "cat"):  # the second is refused from memory, not logged again
+                with pytest.raises(grpc.RpcError) as caught:
+                    await join(svc.stub, player, 3, table="tables/t1")
+                err = rich_error(caught.value)
+                assert (err.code, err.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "LOG_QUARANTINED")
+                assert dict(err.metadata) == expected
+        assert [e["sequence"] for e in logs if e["event"] == "log.corrupt"] == [sequence]
+        assert wallet.cash["bob"] == 1000  # the refused join moved no money
+        await join(svc.stub, "bob", 1, table="tables/t2")
+        assert await _seated(svc.stub, "tables/t2") == {"bob"}
+    finally:
+        await svc.stop()
+    again = await serve(events, wallet, StaticOwnership("table-2", 2))
+    try:
+        assert await _seated(again.stub, "tables/t1") == {"ann"}  # the good prefix
+        with pytest.raises(grpc.RpcError) as caught:
+            await join(again.stub, "dan", 4, table="tables/t1")
+        assert dict(rich_error(caught.value).metadata) == expected
+        await join(again.stub, "dan", 2, table="tables/t2")
+        assert await _seated(again.stub, "tables/t2") == {"bob", "dan"}
+    finally:
+        await again.stop()
