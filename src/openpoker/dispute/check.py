@@ -7,6 +7,8 @@ first broken check, which it names (``Check``) with the table, the version and t
 2. ``message_id``: each message was stored under ``Nats-Msg-Id`` ``<table>:<version>:<epoch>``;
 3. ``hash_chain``: each envelope's ``prev_hash`` is the previous envelope's hash and its own hash
    recomputes (``eventstore.chain``), so no recorded field was changed afterwards;
+   ``signature`` (with a keyring): the table writer's key signed that hash
+   (``eventstore.signing``), so nobody without the key re-sealed the chain;
 4. ``epochs``: writer epochs never decrease, each ``OwnerChanged`` raises the epoch and is
    written under it (fencing held: no stale owner appended after a newer one);
 5. ``decode``: every event decodes (``engine.codec``);
@@ -20,8 +22,9 @@ first broken check, which it names (``Check``) with the table, the version and t
    give, and the hand re-decided by the engine under its recorded rules from the derived deck,
    with the players' recorded decisions as commands, produces exactly the recorded events:
    every forced bet, card, follow-on, pot, rake and payout recomputed equal;
-9. ``wallet``: the wallet's ledger (``WALLET_EVENTS``) has an intact hash chain (checked once
-   the table log's own checks passed, before any hand is judged), and it settled each finished
+9. ``wallet``: the wallet's ledger (``WALLET_EVENTS``) has an intact hash chain and, with a
+   keyring, the wallet writer's signatures (checked once the table log's own checks passed,
+   before any hand is judged; a bad signature is a ``signature`` failure), and it settled each finished
    hand once, with the table's rake, each player's contribution (start - final + won) and each
    payout; a voided hand is not settled.
 
@@ -69,6 +72,7 @@ from openpoker.engine.rules import Profile
 from openpoker.engine.table_events import HandScheduled, HandVoided
 from openpoker.eventstore.chain import GENESIS, compute_hash
 from openpoker.eventstore.envelope import msg_id
+from openpoker.eventstore.signing import TABLE_WRITER, Keyring, check_signature
 from openpoker.shuffle import Check as ShuffleCheck
 from openpoker.shuffle import DealtCard, ShuffleRecord, derive_deck, verify_record
 from openpoker.shuffle.errors import ShuffleError
@@ -83,6 +87,7 @@ class Check(StrEnum):
     VERSIONS = "versions"
     MESSAGE_ID = "message_id"
     HASH_CHAIN = "hash_chain"
+    SIGNATURE = "signature"
     EPOCHS = "epochs"
     DECODE = "decode"
     SEED = "seed"
@@ -191,6 +196,8 @@ def replay_table(
     wallet: Mapping[tuple[str, int], WalletHand],
     only_hand: int | None = None,
     wallet_chain_problem: str = "",
+    keyring: Keyring | None = None,
+    wallet_signature_problem: str = "",
 ) -> TableReplay:
     """Run every check over ``log`` (in stream order); ``reveals`` by hand id.
 
@@ -198,12 +205,21 @@ def replay_table(
     per-hand checks (seed, cards, re-decision, wallet) run for that hand only.
     ``wallet_chain_problem``: the ledger's hash chain is broken (``verify_chain``), so no
     settlement in it is evidence: the ``wallet`` check fails after the table log's own checks,
-    before any hand is judged.
+    before any hand is judged. ``keyring``: the published signing keys; each envelope must be
+    signed by a table key in it (None: signatures are not checked). ``wallet_signature_problem``:
+    the ledger's first envelope not signed by a wallet key, a ``signature`` failure.
     """
     out = TableReplay(table_id=table_id)
     try:
         _walk(
-            out, log, reveals=reveals, wallet=wallet, only_hand=only_hand, wallet_problem=wallet_chain_problem
+            out,
+            log,
+            reveals=reveals,
+            wallet=wallet,
+            only_hand=only_hand,
+            wallet_problem=wallet_chain_problem,
+            keyring=keyring,
+            wallet_signature_problem=wallet_signature_problem,
         )
     except _Broken as broken:
         out.failure = broken.failure
@@ -225,6 +241,8 @@ def _walk(
     wallet: Mapping[tuple[str, int], WalletHand],
     only_hand: int | None,
     wallet_problem: str,
+    keyring: Keyring | None = None,
+    wallet_signature_problem: str = "",
 ) -> None:
     table_id = out.table_id
     model = TableModel(table_id=table_id)
@@ -272,6 +290,10 @@ def _walk(
             raise fail(Check.HASH_CHAIN, v, "prev_hash is not the previous envelope's hash", current)
         if compute_hash(env, env.prev_hash) != env.hash:
             raise fail(Check.HASH_CHAIN, v, "the envelope's hash does not match its content", current)
+        if keyring is not None:
+            unsigned = check_signature(env, keyring, writer=TABLE_WRITER)
+            if unsigned is not None:
+                raise fail(Check.SIGNATURE, v, unsigned.describe(), current)
         # 4. epochs
         if env.owner_epoch < prev_epoch:
             raise fail(Check.EPOCHS, v, f"writer epoch {env.owner_epoch} after epoch {prev_epoch}", current)
@@ -342,6 +364,8 @@ def _walk(
                 current.last_version = v
     if wallet_problem:
         raise fail(Check.WALLET, None, f"the wallet's ledger hash chain is broken {wallet_problem}")
+    if wallet_signature_problem:
+        raise fail(Check.SIGNATURE, None, f"the wallet's ledger: {wallet_signature_problem}")
     for i, h in enumerate(out.hands):
         if only_hand is not None and h.number != only_hand:
             h.status = HandStatus.NOT_CHECKED

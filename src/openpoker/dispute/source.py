@@ -29,8 +29,8 @@ from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from openpoker.dispute.evidence import LoggedEnvelope, RevealRecord, WalletHand, wallet_hands
+from openpoker.eventstore import Envelope, verify_chain
 from openpoker.eventstore import codec as envelope_codec
-from openpoker.eventstore import verify_chain
 from openpoker.eventstore.jetstream import MSG_ID_HEADER, JetStreamEventStore
 from openpoker.eventstore.streams import TABLE_EVENTS, WALLET_EVENTS
 from openpoker.eventstore.subjects import table_subject
@@ -53,6 +53,7 @@ class Evidence:
     reveals: dict[str, RevealRecord]
     wallet: dict[tuple[str, int], WalletHand]
     wallet_chain_problem: str = ""  # the ledger's hash chain is broken: how
+    wallet_log: tuple[Envelope, ...] = ()  # the ledger's envelopes (their signatures are checked)
 
 
 async def _quiet(_: Exception) -> None:
@@ -134,12 +135,14 @@ async def read_reveals(js: JetStreamContext, table_id: str) -> dict[str, RevealR
     return out
 
 
-async def read_wallet(js: JetStreamContext) -> tuple[dict[tuple[str, int], WalletHand], str]:
-    """The ledger's hands, and what is wrong with its hash chain ("" when intact)."""
+async def read_wallet(
+    js: JetStreamContext,
+) -> tuple[dict[tuple[str, int], WalletHand], str, tuple[Envelope, ...]]:
+    """The ledger's hands, what is wrong with its hash chain ("" when intact), its envelopes."""
     try:
         await js.stream_info(WALLET_EVENTS.name)
     except NotFoundError:
-        return {}, ""  # no ledger: every settlement check will say so
+        return {}, "", ()  # no ledger: every settlement check will say so
     store = JetStreamEventStore(js, stream=WALLET_EVENTS.name)
     # Up to the first foreign or corrupt message, which is the problem reported.
     checked = await read_ledger(store)
@@ -148,7 +151,8 @@ async def read_wallet(js: JetStreamContext) -> tuple[dict[tuple[str, int], Walle
     problem = "" if chain.ok else f"at its version {chain.first_broken_version}: {chain.problem}"
     if checked.finding is not None:
         problem = f"at its version {checked.finding.version}: {checked.finding.describe()}"
-    return wallet_hands(wallet_event(r) for s in stored for r in s.envelope.events), problem
+    hands = wallet_hands(wallet_event(r) for s in stored for r in s.envelope.events)
+    return hands, problem, tuple(s.envelope for s in stored)
 
 
 async def read_evidence(url: str, tables: list[str] | None) -> list[Evidence]:
@@ -161,7 +165,7 @@ async def read_evidence(url: str, tables: list[str] | None) -> list[Evidence]:
         for t in wanted:
             if t not in known:
                 raise EvidenceUnreadable(f"no log of table {t!r} at {url}")
-        wallet, wallet_problem = await read_wallet(js)
+        wallet, wallet_problem, wallet_log = await read_wallet(js)
         return [
             Evidence(
                 table_id=t,
@@ -169,6 +173,7 @@ async def read_evidence(url: str, tables: list[str] | None) -> list[Evidence]:
                 reveals=await read_reveals(js, t),
                 wallet=wallet,
                 wallet_chain_problem=wallet_problem,
+                wallet_log=wallet_log,
             )
             for t in wanted
         ]

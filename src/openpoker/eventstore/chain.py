@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from openpoker.eventstore.envelope import Draft, Envelope
+from openpoker.eventstore.signing import Signer
 
 GENESIS = bytes(32)
 _TAG = b"poker-envelope/v1"
@@ -75,14 +76,16 @@ def compute_hash(envelope: Envelope | Draft, prev_hash: bytes) -> bytes:
     return hashlib.sha256(canonical_bytes(envelope, prev_hash)).digest()
 
 
-def seal(draft: Draft, prev_hash: bytes) -> Envelope:
-    """Chain a draft onto the previous envelope's hash (``GENESIS`` for version 1)."""
+def seal(draft: Draft, prev_hash: bytes, *, signer: Signer | None = None) -> Envelope:
+    """Chain a draft onto the previous envelope's hash (``GENESIS`` for version 1), signed by
+    ``signer`` when given (``eventstore.signing``; unsigned only where no key is configured)."""
+    hash_ = compute_hash(draft, prev_hash)
     return Envelope(
         stream_id=draft.stream_id,
         version=draft.version,
         command_id=draft.command_id,
         prev_hash=prev_hash,
-        hash=compute_hash(draft, prev_hash),
+        hash=hash_,
         owner_epoch=draft.owner_epoch,
         rules_version=draft.rules_version,
         engine_version=draft.engine_version,
@@ -90,6 +93,8 @@ def seal(draft: Draft, prev_hash: bytes) -> Envelope:
         recorded_at=draft.recorded_at,
         causation_id=draft.causation_id,
         correlation_id=draft.correlation_id,
+        key_id="" if signer is None else signer.key_id,
+        signature=b"" if signer is None else signer.signature(hash_),
     )
 
 

@@ -47,6 +47,8 @@ def to_proto(env: Envelope) -> envelope_pb2.Envelope:
         recorded_at=stamp,
         causation_id=env.causation_id,
         correlation_id=env.correlation_id,
+        key_id=env.key_id,
+        signature=env.signature,
     )
 
 
@@ -64,6 +66,8 @@ def from_proto(msg: envelope_pb2.Envelope) -> Envelope:
         recorded_at=_when(msg.recorded_at),
         causation_id=msg.causation_id,
         correlation_id=msg.correlation_id,
+        key_id=msg.key_id,
+        signature=msg.signature,
     )
 
 

@@ -49,6 +49,9 @@ class Envelope:
     recorded_at: dt.datetime
     causation_id: str = ""
     correlation_id: str = ""
+    # The writer's signature over the hash (``eventstore.signing``); not part of the hash.
+    key_id: str = ""
+    signature: bytes = b""
 
     @property
     def msg_id(self) -> str:

@@ -45,6 +45,7 @@ from openpoker.eventstore.loading import (
     not_ours,
     read_checked,
 )
+from openpoker.eventstore.signing import Signer
 from openpoker.eventstore.streams import StreamSettings
 from openpoker.ledger.codec import decode_event, decode_state, encode_event, encode_state
 from openpoker.ledger.decider import LedgerState, fold
@@ -110,9 +111,10 @@ def _after(stored: StoredEnvelope) -> Position:
 class WalletStore:
     """Load the ledger (snapshot + tail) and append one command's events at a time."""
 
-    def __init__(self, events: EventStore, *, subject: str = SUBJECT) -> None:
+    def __init__(self, events: EventStore, *, subject: str = SUBJECT, signer: Signer | None = None) -> None:
         self._events = events
         self._subject = subject
+        self._signer = signer  # the wallet's envelope-signing key (None: unsigned, a test rig)
 
     async def load(self, *, use_snapshot: bool = True) -> tuple[LedgerState, Position]:
         """The whole ledger; ``LogQuarantined`` if a stored message is not the wallet's."""
@@ -191,7 +193,7 @@ class WalletStore:
             events=tuple(to_recorded(e) for e in events),
             recorded_at=now,
         )
-        envelope = seal(draft, position.hash)
+        envelope = seal(draft, position.hash, signer=self._signer)
         result = await self._events.append(self._subject, envelope, expected_sequence=position.sequence)
         if result.duplicate:
             await self._check_own(envelope, result.sequence)

@@ -1,8 +1,13 @@
-"""``pokerctl ledger audit [--json] [--nats URL | --data-dir DIR]``: check the wallet's ledger.
+"""``pokerctl ledger audit [--json] [--nats URL | --data-dir DIR] [--signing-keys FILE]``: check
+the wallet's ledger.
 
 Reads the whole ``WALLET_EVENTS`` log (subject ``poker.wallet.ledger``) and checks:
 
 * the envelopes' hash chain (gapless versions, prev_hash links, hashes recompute);
+* with a signing keyring (``--signing-keys FILE``; by default ``$POKER_SIGNING_KEYS`` or, with
+  ``--data-dir``, the folder's ``pki/signing-keys.json``): every envelope signed by a wallet key
+  (``eventstore.signing``); the first that is not is named: ``bad signature at version N``, an
+  unknown key id, another writer's key, or an unsigned envelope;
 * conservation: total debits equal total credits, posted and pending;
 * closed system: everything outside the world account equals deposits minus withdrawals;
 * no negative balance outside the world account (pending debits included);
@@ -42,11 +47,12 @@ from openpoker.dispute.escrow import EscrowCheck, check_tables, fold_log
 from openpoker.dispute.source import EvidenceUnreadable, read_table_log, table_ids
 from openpoker.eventstore import Envelope, verify_chain
 from openpoker.eventstore.jetstream import JetStreamEventStore
+from openpoker.eventstore.signing import WALLET_WRITER, Keyring, first_bad_signature
 from openpoker.eventstore.streams import WALLET_EVENTS
 from openpoker.ledger.audit import AuditReport, audit
 from openpoker.ledger.logcheck import read_ledger
 from openpoker.ledger.store import from_recorded
-from openpoker.pokerctl import backup_ledger
+from openpoker.pokerctl import backup_ledger, signatures
 from openpoker.shell import natsconn
 from openpoker.shell.config import DEFAULT_NATS_URL
 from openpoker.shell.natsproc import NatsServer
@@ -77,6 +83,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--backup", type=Path, default=None, metavar="DIR", help="offline: a pokerctl backup folder"
     )
     check.add_argument("--stream", default=WALLET_EVENTS.name, help="the ledger's stream")
+    signatures.add_keyring_argument(check)
     check.set_defaults(func=run_audit)
 
 
@@ -87,14 +94,17 @@ class LedgerAudit:
     chain_ok: bool
     chain_problem: str
     escrow: EscrowCheck
+    signature_problem: str = ""  # the first envelope not signed by a wallet key ("" none)
 
     @property
     def ok(self) -> bool:
-        return self.chain_ok and self.report.ok and self.escrow.ok
+        return self.chain_ok and not self.signature_problem and self.report.ok and self.escrow.ok
 
     @property
     def breaches(self) -> list[str]:
         chain = [] if self.chain_ok else [f"hash chain: {self.chain_problem}"]
+        if self.signature_problem:
+            chain.append(f"signature: {self.signature_problem}")
         return [*chain, *self.report.breaches, *(d.describe() for d in self.escrow.drifts)]
 
     def as_dict(self) -> dict[str, object]:
@@ -102,6 +112,7 @@ class LedgerAudit:
         out["ok"] = self.ok
         out["messages"] = self.envelopes
         out["chain"] = {"ok": self.chain_ok, "problem": self.chain_problem}
+        out["signature_problem"] = self.signature_problem
         out["breaches"] = self.breaches
         out["escrow"] = self.escrow.as_dict()
         return out
@@ -112,7 +123,9 @@ async def _quiet(_: Exception) -> None:
     return None
 
 
-async def audit_live(url: str, *, stream: str = WALLET_EVENTS.name, wait: float = 5.0) -> LedgerAudit:
+async def audit_live(
+    url: str, *, stream: str = WALLET_EVENTS.name, wait: float = 5.0, keyring: Keyring | None = None
+) -> LedgerAudit:
     try:
         nc = await natsconn.connect(
             url,
@@ -136,6 +149,7 @@ async def audit_live(url: str, *, stream: str = WALLET_EVENTS.name, wait: float 
         checked = await read_ledger(store)
         envelopes: list[Envelope] = list(checked.envelopes)
         chain = verify_chain(envelopes)
+        unsigned = None if keyring is None else first_bad_signature(envelopes, keyring, writer=WALLET_WRITER)
         report, state = audit(from_recorded(r) for env in envelopes for r in env.events)
         # The tables' logs after the ledger: a hand ended since is one the ledger has not settled.
         try:
@@ -153,6 +167,7 @@ async def audit_live(url: str, *, stream: str = WALLET_EVENTS.name, wait: float 
         chain_ok=chain.ok and checked.finding is None,
         chain_problem=chain.problem if checked.finding is None else checked.finding.describe(),
         escrow=escrow,
+        signature_problem=unsigned.describe() if unsigned else "",
     )
 
 
@@ -164,7 +179,9 @@ def _store_folder(data_dir: Path) -> Path:
     raise LedgerUnreadable(f"no jetstream/ store under {data_dir} or {data_dir / 'nats'}")
 
 
-def audit_offline(data_dir: Path, *, stream: str = WALLET_EVENTS.name) -> LedgerAudit:
+def audit_offline(
+    data_dir: Path, *, stream: str = WALLET_EVENTS.name, keyring: Keyring | None = None
+) -> LedgerAudit:
     source = _store_folder(data_dir)
     with tempfile.TemporaryDirectory(prefix="ledger-audit-") as tmp:
         copy = Path(tmp) / "nats"
@@ -172,7 +189,7 @@ def audit_offline(data_dir: Path, *, stream: str = WALLET_EVENTS.name) -> Ledger
         server = NatsServer(data_dir=copy, name="ledger-audit")
         server.start()
         try:
-            return asyncio.run(audit_live(server.url, stream=stream))
+            return asyncio.run(audit_live(server.url, stream=stream, keyring=keyring))
         finally:
             server.stop()
 
@@ -198,12 +215,20 @@ def _print(result: LedgerAudit, *, as_json: bool) -> None:
 
 def run_audit(args: argparse.Namespace) -> int:
     try:
+        keyring = signatures.resolve_keyring(args)
+    except signatures.KeyringUnreadable as exc:
+        print(f"pokerctl ledger audit: {exc}", file=sys.stderr)
+        return 2
+    if keyring is None:
+        print(f"pokerctl ledger audit: {signatures.NOT_CHECKED}", file=sys.stderr)
+    try:
         if args.backup is not None:
             result = LedgerAudit(**backup_ledger.audit_backup(args.backup, stream=args.stream)._asdict())
         elif args.data_dir is not None:
-            result = audit_offline(args.data_dir, stream=args.stream)
+            result = audit_offline(args.data_dir, stream=args.stream, keyring=keyring)
         else:
-            result = asyncio.run(audit_live(args.nats or DEFAULT_NATS_URL, stream=args.stream))
+            url = args.nats or DEFAULT_NATS_URL
+            result = asyncio.run(audit_live(url, stream=args.stream, keyring=keyring))
     except (LedgerUnreadable, EvidenceUnreadable) as exc:
         print(f"pokerctl ledger audit: {exc}", file=sys.stderr)
         return 2

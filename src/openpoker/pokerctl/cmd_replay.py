@@ -1,4 +1,5 @@
-"""``pokerctl replay (--table TABLE | --all) [--hand N] [--json] [--nats URL | --data-dir DIR]``.
+"""``pokerctl replay (--table TABLE | --all) [--hand N] [--json] [--nats URL | --data-dir DIR]
+[--signing-keys FILE]``.
 
 Dispute replay: reads a table's log in order with the revealed seeds (``RNG_AUDIT``) and the
 wallet's ledger (``WALLET_EVENTS``) and checks, stopping at the first that fails: versions
@@ -7,6 +8,10 @@ increasing, every event decoding, each hand's revealed seed opening its commitme
 deck holding every card dealt, the log re-folded and each hand re-decided by the engine under
 its recorded rules (plans, cards, actions, pots, rake and payouts recomputed equal), and the
 wallet's settlement of each hand matching the table's payouts and rake (``dispute.check``).
+With a signing keyring (``--signing-keys FILE``; by default ``$POKER_SIGNING_KEYS`` or, with
+``--data-dir``, the folder's ``pki/signing-keys.json``) every table envelope must be signed by a
+table key and every ledger envelope by a wallet key, else ``signature check failed at table T,
+version V: bad signature at version V`` (or an unknown key id, another writer's key, unsigned).
 
 Prints the readable hand history of the table (or of hand N, numbered from 1 per table; with
 ``--all`` one summary line per table) and ``OK``, or ``FAILED: <check> check failed at table T,
@@ -31,7 +36,8 @@ from pathlib import Path
 from openpoker.dispute.check import TableReplay, replay_table
 from openpoker.dispute.history import table_dict, table_lines
 from openpoker.dispute.source import Evidence, EvidenceUnreadable, offline_server, read_evidence
-from openpoker.pokerctl import backup_evidence
+from openpoker.eventstore.signing import WALLET_WRITER, Keyring, first_bad_signature
+from openpoker.pokerctl import backup_evidence, signatures
 from openpoker.shell.config import DEFAULT_NATS_URL
 
 
@@ -48,6 +54,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     replay.add_argument("--hand", type=int, default=None, metavar="N", help="only hand N (1 = first)")
     replay.add_argument("--json", action="store_true", help="one JSON report")
     add_source_arguments(replay)
+    signatures.add_keyring_argument(replay)
     replay.set_defaults(func=run)
 
 
@@ -75,7 +82,13 @@ def load_evidence(args: argparse.Namespace, tables: list[str] | None) -> list[Ev
     return asyncio.run(read_evidence(args.nats or DEFAULT_NATS_URL, tables))
 
 
-def replay_all(evidence: list[Evidence], *, hand: int | None) -> list[TableReplay]:
+def replay_all(
+    evidence: list[Evidence], *, hand: int | None, keyring: Keyring | None = None
+) -> list[TableReplay]:
+    wallet_bad = ""
+    if keyring is not None and evidence:
+        bad = first_bad_signature(evidence[0].wallet_log, keyring, writer=WALLET_WRITER)
+        wallet_bad = bad.describe() if bad else ""
     return [
         replay_table(
             ev.table_id,
@@ -84,6 +97,8 @@ def replay_all(evidence: list[Evidence], *, hand: int | None) -> list[TableRepla
             wallet=ev.wallet,
             only_hand=hand,
             wallet_chain_problem=ev.wallet_chain_problem,
+            keyring=keyring,
+            wallet_signature_problem=wallet_bad,
         )
         for ev in evidence
     ]
@@ -91,11 +106,14 @@ def replay_all(evidence: list[Evidence], *, hand: int | None) -> list[TableRepla
 
 def run(args: argparse.Namespace) -> int:
     try:
+        keyring = signatures.resolve_keyring(args)
         evidence = load_evidence(args, None if args.all else [args.table])
-    except EvidenceUnreadable as exc:
+    except (EvidenceUnreadable, signatures.KeyringUnreadable) as exc:
         print(f"pokerctl replay: {exc}", file=sys.stderr)
         return 2
-    results = replay_all(evidence, hand=args.hand)
+    if keyring is None:
+        print(f"pokerctl replay: {signatures.NOT_CHECKED}", file=sys.stderr)
+    results = replay_all(evidence, hand=args.hand, keyring=keyring)
     ok = all(r.ok for r in results)
     if args.hand is not None and not args.all:
         found = any(h.number == args.hand for r in results for h in r.hands)

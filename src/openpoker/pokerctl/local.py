@@ -14,7 +14,9 @@ to the supervisor alone, which then stops everything in order), with ``POKER_NAT
 ``<data>/secrets/rng-seed-key`` (mode 0600), so seeds stay revealable across restarts; a
 ``POKER_RNG_SEED_KEY`` in the environment wins. On a secure system the deck key file that rng
 seals decks with and the table opens them with is ``<data>/secrets/deck-keys.json`` (0600),
-given to those two services only.
+given to those two services only. Each envelope writer (table, wallet) signs with its own key,
+``<data>/secrets/signing/<writer>.key`` (0600, given to that service only), whose public key is
+published in ``<data>/pki/signing-keys.json`` for the dispute tools (``eventstore.keyfiles``).
 
 ``secure=True`` (``pokerctl up`` without ``--insecure``) makes the local PKI under ``<data>/pki``
 once (``shell.pki``: CA, one certificate per service, ``pokerctl``'s staff certificate, the token
@@ -45,6 +47,7 @@ from pathlib import Path
 import grpc
 from nats.aio.client import Client
 
+from openpoker.eventstore import keyfiles
 from openpoker.pokerctl import natssetup
 from openpoker.shell import childproc, natsauth, natsconn, pki
 from openpoker.shell.client import health_status
@@ -165,6 +168,8 @@ class LocalSystem:
             env["POKER_TLS_DIR"] = str(self.pki.root)
             if name in ("rng", "table"):  # the two ends of a sealed deck; never the dealer
                 env["POKER_DECK_KEYS"] = str(self._deck_keys())
+            if name in keyfiles.WRITERS:  # each writer signs its envelopes with its own key
+                env["POKER_SIGNING_KEY"] = str(keyfiles.ensure_signing_key(self.data_dir, name))
             env[f"POKER_{name.upper()}_CLIENT_PORT"] = str(client_port)
             env.pop("POKER_INSECURE", None)
         else:

@@ -44,6 +44,7 @@ from openpoker.eventstore.envelope import (
 from openpoker.eventstore.jetstream import JetStreamEventStore
 from openpoker.eventstore.loading import Finding, Tip, Verifier, fold_finding, read_checked
 from openpoker.eventstore.memory import InMemoryEventStore
+from openpoker.eventstore.signing import Signer
 from openpoker.eventstore.streams import BucketSettings, ensure_bucket
 from openpoker.eventstore.subjects import table_subject
 from openpoker.tablelog import payload, snapshot
@@ -342,9 +343,10 @@ class LoadedTable:
 
 
 class TableStore:
-    def __init__(self, events: TableEvents, *, partitions: int) -> None:
+    def __init__(self, events: TableEvents, *, partitions: int, signer: Signer | None = None) -> None:
         self.events = events
         self.partitions = partitions
+        self.signer = signer  # the table's envelope-signing key (None: unsigned, a test rig)
 
     def subject(self, table_id: str) -> str:
         return table_subject(table_id, self.partitions)
@@ -371,7 +373,7 @@ class TableStore:
             recorded_at=recorded_at,
             correlation_id=correlation_id,
         )
-        return seal(draft, prev_hash=model.last_hash or GENESIS)
+        return seal(draft, prev_hash=model.last_hash or GENESIS, signer=self.signer)
 
     async def append(self, model: TableModel, envelope: Envelope) -> AppendResult:
         return await self.events.append(

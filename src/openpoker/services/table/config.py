@@ -33,6 +33,8 @@ Besides the shell's ``POKER_*`` settings (``shell.config``):
 * ``POKER_DECK_KEYS``: the deck key file shared with rng (``shuffle.deck_seal``): a deck that
   does not open for its table, hand and commitment is refused. Required over TLS; a plaintext
   rig without it takes decks as card codes.
+* ``POKER_SIGNING_KEY``: the table writer's Ed25519 key file (``eventstore.keyfiles``) every
+  envelope is signed with. Required over TLS; a plaintext rig without it writes unsigned ones.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from openpoker.eventstore.keyfiles import signer_setting
+from openpoker.eventstore.signing import Signer
 from openpoker.eventstore.subjects import PARTITIONS
 from openpoker.shell.config import (
     DEFAULT_PORTS,
@@ -75,6 +79,7 @@ class TableConfig:
     watches_per_identity: int = 16
     watches_per_table: int = 500
     deck_keys: DeckKeys | None = field(default=None, repr=False)
+    signer: Signer | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> TableConfig:
@@ -88,6 +93,7 @@ class TableConfig:
         return cls(
             shell=shell,
             deck_keys=deck_keys,
+            signer=_signer(env, insecure=shell.security.insecure),
             stream=env_str(env, "POKER_TABLE_STREAM", "TABLE_EVENTS"),
             partitions=env_int(env, "POKER_TABLE_PARTITIONS", PARTITIONS, minimum=1),
             replicas=env_int(env, "POKER_TABLE_REPLICAS", 1, minimum=1),
@@ -103,3 +109,12 @@ class TableConfig:
             watches_per_identity=env_int(env, "POKER_TABLE_QUOTA_WATCHES_PER_IDENTITY", 16, minimum=1),
             watches_per_table=env_int(env, "POKER_TABLE_QUOTA_WATCHES_PER_TABLE", 500, minimum=1),
         )
+
+
+def _signer(env: Mapping[str, str], *, insecure: bool) -> Signer | None:
+    """``POKER_SIGNING_KEY``: this writer's envelope-signing key, required over TLS."""
+    path = env_str(env, "POKER_SIGNING_KEY", "")
+    try:
+        return signer_setting(path, SERVICE, required=not insecure)
+    except ValueError as exc:
+        raise ConfigError(variable="POKER_SIGNING_KEY", value=path, problem=str(exc)) from None

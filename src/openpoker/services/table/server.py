@@ -65,7 +65,7 @@ async def start(config: TableConfig, *, wallet: Wallet | None = None) -> TableSe
             wallet_channel = channel(config.wallet, config.shell.security.tls)
             wallet = GrpcWallet(wallet_channel)
         events = JetStreamTableEvents(js, stream=config.stream, nc=nc)  # lean appends (eventstore.acks)
-        store = TableStore(events, partitions=config.partitions)
+        store = TableStore(events, partitions=config.partitions, signer=config.signer)
         ownership = KvOwnership(kv, name=config.instance, ttl=config.lease_ttl)
         app = TableApp(
             store=store,

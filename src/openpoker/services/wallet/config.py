@@ -14,6 +14,8 @@ Besides the shell's ``POKER_*`` settings:
 * ``POKER_WALLET_MAX_WITHDRAWAL`` (default 1,000,000) and ``POKER_WALLET_DAILY_WITHDRAWAL``
   (default 10,000,000): the most one withdrawal may take, and the most one cash account may pay
   out by withdrawal per UTC day (same bounds).
+* ``POKER_SIGNING_KEY``: the wallet writer's Ed25519 key file (``eventstore.keyfiles``) every
+  envelope is signed with. Required over TLS; a plaintext rig without it writes unsigned ones.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from openpoker.eventstore.keyfiles import signer_setting
+from openpoker.eventstore.signing import Signer
 from openpoker.ledger.limits import DepositLimits, WithdrawalLimits
 from openpoker.shell.config import ConfigError, ShellConfig, env_int, env_str
 
@@ -57,6 +61,7 @@ class WalletConfig:
     stream: str
     deposit_limits: DepositLimits = DEFAULT_DEPOSIT_LIMITS
     withdrawal_limits: WithdrawalLimits = DEFAULT_WITHDRAWAL_LIMITS
+    signer: Signer | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> WalletConfig:
@@ -65,8 +70,10 @@ class WalletConfig:
         if not _CURRENCY.fullmatch(currency):
             raise ConfigError(variable="POKER_WALLET_CURRENCY", value=currency, problem="2-16 of A-Z 0-9 _")
         snapshot_every = env_int(env, "POKER_WALLET_SNAPSHOT_EVERY", 1000)
+        shell = ShellConfig.from_env(SERVICE, env)
         return cls(
-            shell=ShellConfig.from_env(SERVICE, env),
+            shell=shell,
+            signer=_signer(env, insecure=shell.security.insecure),
             currency=currency,
             snapshot_every=snapshot_every if snapshot_every > 0 else 2**62,
             stream=env_str(env, "POKER_WALLET_STREAM", "WALLET_EVENTS"),
@@ -80,3 +87,12 @@ class WalletConfig:
                 daily_withdrawal=_limit(env, "POKER_WALLET_DAILY_WITHDRAWAL", DAILY_WITHDRAWAL),
             ),
         )
+
+
+def _signer(env: Mapping[str, str], *, insecure: bool) -> Signer | None:
+    """``POKER_SIGNING_KEY``: this writer's envelope-signing key, required over TLS."""
+    path = env_str(env, "POKER_SIGNING_KEY", "")
+    try:
+        return signer_setting(path, SERVICE, required=not insecure)
+    except ValueError as exc:
+        raise ConfigError(variable="POKER_SIGNING_KEY", value=path, problem=str(exc)) from None

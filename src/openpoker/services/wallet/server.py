@@ -10,6 +10,7 @@ from nats.aio.client import Client as Nats
 from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
 from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from openpoker.eventstore.jetstream import JetStreamEventStore
+from openpoker.eventstore.signing import Signer
 from openpoker.eventstore.streams import WALLET_EVENTS, ensure_stream
 from openpoker.ledger.store import SNAPSHOT_PREFIX, WALLET_SNAPSHOTS, WalletStore
 from openpoker.services.wallet.app import WalletApp
@@ -28,7 +29,9 @@ def spec(app: WalletApp) -> ServiceSpec:
     )
 
 
-async def open_store(nc: Nats, stream: str = WALLET_EVENTS.name) -> WalletStore:
+async def open_store(
+    nc: Nats, stream: str = WALLET_EVENTS.name, *, signer: Signer | None = None
+) -> WalletStore:
     js = nc.jetstream()
     settings = (
         WALLET_EVENTS
@@ -46,7 +49,7 @@ async def open_store(nc: Nats, stream: str = WALLET_EVENTS.name) -> WalletStore:
         snapshot_prefix=SNAPSHOT_PREFIX,
         nc=nc,
     )
-    return WalletStore(events)
+    return WalletStore(events, signer=signer)
 
 
 @dataclass(slots=True)
@@ -64,7 +67,7 @@ async def start(config: WalletConfig) -> WalletServer:
     nc = await natsconn.connect(config.shell.nats_url, config.shell.nats_credentials, name="wallet")
     try:
         app = WalletApp(
-            await open_store(nc, config.stream),
+            await open_store(nc, config.stream, signer=config.signer),
             currency=config.currency,
             snapshot_every=config.snapshot_every,
             deposit_limits=config.deposit_limits,

@@ -1,0 +1,200 @@
+"""Envelope signatures (``eventstore.signing``) and their key files (``eventstore.keyfiles``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import stat
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric import ed25519
+
+from openpoker.eventstore import GENESIS, Draft, Envelope, RecordedEvent, seal, verify_chain
+from openpoker.eventstore.codec import decode, encode
+from openpoker.eventstore.keyfiles import (
+    ensure_signing_key,
+    keyring_path,
+    load_keyring,
+    load_signer,
+    rotate_signing_key,
+    signer_setting,
+    signing_key_path,
+)
+from openpoker.eventstore.signing import (
+    TABLE_WRITER,
+    WALLET_WRITER,
+    Keyring,
+    PublicKey,
+    SignatureReason,
+    Signer,
+    check_signature,
+    first_bad_signature,
+    key_id_for,
+    raw_public,
+)
+
+T0 = dt.datetime(2026, 11, 27, 22, 0, tzinfo=dt.UTC)
+
+
+def new_signer(writer: str = TABLE_WRITER) -> Signer:
+    return Signer.from_key(writer, ed25519.Ed25519PrivateKey.generate())
+
+
+def published(*signers: Signer) -> Keyring:
+    return Keyring(
+        keys={
+            s.key_id: PublicKey(
+                key_id=s.key_id, writer=s.writer, public=raw_public(s.key.public_key()), created=T0
+            )
+            for s in signers
+        }
+    )
+
+
+def draft(version: int, payload: bytes = b'{"n":1}') -> Draft:
+    return Draft(
+        stream_id="t1",
+        version=version,
+        command_id=f"c{version}",
+        owner_epoch=1,
+        rules_version="seeds/1",
+        engine_version="e1",
+        events=(RecordedEvent(type="ChipsAdded", payload=payload),),
+        recorded_at=T0,
+    )
+
+
+def chain(count: int, signer: Signer | None, *, start: int = 1, prev: bytes = GENESIS) -> list[Envelope]:
+    out = []
+    for version in range(start, start + count):
+        out.append(seal(draft(version), prev, signer=signer))
+        prev = out[-1].hash
+    return out
+
+
+def test_a_signed_chain_verifies_and_round_trips_through_the_codec() -> None:
+    signer = new_signer()
+    envs = chain(3, signer)
+    assert all(e.key_id == signer.key_id and len(e.signature) == 64 for e in envs)
+    assert signer.key_id == key_id_for(TABLE_WRITER, raw_public(signer.key.public_key()))
+    assert signer.key_id.startswith("table-")
+    assert len(signer.key_id) == len("table-") + 8
+    assert [decode(encode(e)) for e in envs] == envs
+    assert first_bad_signature(envs, published(signer), writer=TABLE_WRITER) is None
+    # The signature is not part of the hash: the chain is the same signed or not.
+    assert [e.hash for e in envs] == [e.hash for e in chain(3, None)]
+
+
+def test_a_changed_byte_breaks_the_signature_even_when_the_hash_is_recomputed() -> None:
+    signer = new_signer()
+    good = chain(2, signer)
+    # The forger edits an event and re-seals with the project's own seal(): the chain is whole...
+    forged = seal(draft(2, payload=b'{"n":1000000}'), good[0].hash)
+    forged = dataclasses.replace(forged, key_id=good[1].key_id, signature=good[1].signature)
+    assert verify_chain([good[0], forged]).ok
+    # ...but the copied signature is over the genuine hash.
+    problem = first_bad_signature([good[0], forged], published(signer), writer=TABLE_WRITER)
+    assert problem is not None
+    assert problem.reason is SignatureReason.BAD_SIGNATURE
+    assert problem.describe().startswith("bad signature at version 2")
+
+
+def test_a_chain_resealed_without_the_key_is_unsigned_at_its_first_forged_version() -> None:
+    signer = new_signer()
+    good = chain(3, signer)
+    resealed = good[:1] + chain(2, None, start=2, prev=good[0].hash)
+    assert verify_chain(resealed).ok
+    problem = first_bad_signature(resealed, published(signer), writer=TABLE_WRITER)
+    assert problem is not None
+    assert problem.reason is SignatureReason.UNSIGNED
+    assert problem.version == 2
+    assert problem.describe() == "unsigned envelope at version 2"
+
+
+def test_another_key_an_unknown_key_and_another_writers_key_are_each_named() -> None:
+    genuine, stranger, wallet = new_signer(), new_signer(), new_signer(WALLET_WRITER)
+    keyring = published(genuine, wallet)
+    # A key that is not in the keyring.
+    unknown = check_signature(chain(1, stranger)[0], keyring, writer=TABLE_WRITER)
+    assert unknown is not None
+    assert unknown.reason is SignatureReason.UNKNOWN_KEY
+    assert stranger.key_id in unknown.describe()
+    # A stranger's key claiming the genuine key's id: the signature does not verify.
+    impostor = Signer(writer=TABLE_WRITER, key_id=genuine.key_id, key=stranger.key)
+    wrong = check_signature(chain(1, impostor)[0], keyring, writer=TABLE_WRITER)
+    assert wrong is not None
+    assert wrong.reason is SignatureReason.BAD_SIGNATURE
+    # The wallet's own key on a table envelope: a finding, though the signature is genuine.
+    crossed = check_signature(chain(1, wallet)[0], keyring, writer=TABLE_WRITER)
+    assert crossed is not None
+    assert crossed.reason is SignatureReason.WRONG_WRITER
+    assert crossed.signer == WALLET_WRITER
+    assert "of writer 'wallet' signed version 1 of a table stream" in crossed.describe()
+    assert check_signature(chain(1, wallet)[0], keyring, writer=WALLET_WRITER) is None
+
+
+def test_a_signature_is_bound_to_its_key_id() -> None:
+    signer = new_signer()
+    env = chain(1, signer)[0]
+    renamed = dataclasses.replace(env, key_id=signer.key_id[:-1] + ("0" if signer.key_id[-1] != "0" else "1"))
+    keyring = published(signer).with_key(
+        PublicKey(
+            key_id=renamed.key_id, writer=TABLE_WRITER, public=raw_public(signer.key.public_key()), created=T0
+        )
+    )
+    found = check_signature(renamed, keyring, writer=TABLE_WRITER)
+    assert found is not None
+    assert found.reason is SignatureReason.BAD_SIGNATURE
+
+
+def test_key_files_are_made_once_private_and_published(tmp_path: Path) -> None:
+    path = ensure_signing_key(tmp_path, TABLE_WRITER, now=T0)
+    assert path == signing_key_path(tmp_path, TABLE_WRITER)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    signer = load_signer(path, TABLE_WRITER)
+    assert ensure_signing_key(tmp_path, TABLE_WRITER) == path
+    assert load_signer(path, TABLE_WRITER).key_id == signer.key_id  # kept, not remade
+    ensure_signing_key(tmp_path, WALLET_WRITER)
+    keyring = load_keyring(keyring_path(tmp_path))
+    assert {k.writer for k in keyring.keys.values()} == {TABLE_WRITER, WALLET_WRITER}
+    assert keyring.keys[signer.key_id].public == raw_public(signer.key.public_key())
+    assert "PRIVATE" not in keyring_path(tmp_path).read_text()
+    assert first_bad_signature(chain(2, signer), keyring, writer=TABLE_WRITER) is None
+
+
+def test_a_rotated_key_signs_new_envelopes_and_old_ones_still_verify(tmp_path: Path) -> None:
+    old = load_signer(ensure_signing_key(tmp_path, TABLE_WRITER), TABLE_WRITER)
+    before = chain(2, old)
+    new = rotate_signing_key(tmp_path, TABLE_WRITER)
+    assert new.key_id != old.key_id
+    assert load_signer(signing_key_path(tmp_path, TABLE_WRITER), TABLE_WRITER).key_id == new.key_id
+    after = chain(2, new, start=3, prev=before[-1].hash)
+    keyring = load_keyring(keyring_path(tmp_path))
+    assert set(keyring.keys) == {old.key_id, new.key_id}
+    assert first_bad_signature(before + after, keyring, writer=TABLE_WRITER) is None
+
+
+def test_a_keyring_entry_cannot_rename_its_writer(tmp_path: Path) -> None:
+    ensure_signing_key(tmp_path, WALLET_WRITER)
+    path = keyring_path(tmp_path)
+    doc = json.loads(path.read_text())
+    doc["keys"][0]["writer"] = TABLE_WRITER
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="does not match its writer"):
+        load_keyring(path)
+
+
+def test_the_setting_is_required_over_tls_and_the_key_must_be_private(tmp_path: Path) -> None:
+    assert signer_setting("", TABLE_WRITER, required=False) is None
+    with pytest.raises(ValueError, match="required over TLS"):
+        signer_setting("", TABLE_WRITER, required=True)
+    path = ensure_signing_key(tmp_path, TABLE_WRITER)
+    signer = signer_setting(str(path), TABLE_WRITER, required=True)
+    assert signer is not None
+    assert signer.key_id.startswith("table-")
+    path.chmod(0o644)
+    with pytest.raises(ValueError, match="0600"):
+        signer_setting(str(path), TABLE_WRITER, required=True)
