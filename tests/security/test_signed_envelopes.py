@@ -265,6 +265,30 @@ def test_a_forged_wallet_envelope_fails_the_ledger_audit_and_the_replay(played: 
     assert report["failure"]["detail"] == f"the wallet's ledger: unsigned envelope at version {version}"
 
 
+def test_a_backup_of_a_forged_folder_fails_the_same_checks(played: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "ledger"
+    version = _forge_into_copy(played, copy, LEDGER, lambda last: _next_draft(last, last.events))
+    backup = tmp_path / "backup"
+    code, _, err = _run("backup", "--out", str(backup), "--data-dir", str(copy))
+    assert code == 0, err
+    keys = str(keyring_path(played))
+    code, out, err = _run("ledger", "audit", "--backup", str(backup), "--signing-keys", keys)
+    assert code == 1, err
+    assert f"BREACH: signature: unsigned envelope at version {version}" in out
+    code, out, err = _run(
+        "replay", "--table", TABLE, "--json", "--backup", str(backup), "--signing-keys", keys
+    )
+    assert code == 1, err
+    assert (
+        json.loads(out)["failure"]["detail"] == f"the wallet's ledger: unsigned envelope at version {version}"
+    )
+    # The genuine folder's backup passes both.
+    genuine = tmp_path / "genuine"
+    assert _run("backup", "--out", str(genuine), "--data-dir", str(played))[0] == 0
+    assert _run("ledger", "audit", "--backup", str(genuine), "--signing-keys", keys)[0] == 0
+    assert _run("replay", "--table", TABLE, "--backup", str(genuine), "--signing-keys", keys)[0] == 0
+
+
 def test_an_unreadable_keyring_is_an_error_not_a_pass(played: Path, tmp_path: Path) -> None:
     missing = tmp_path / "none.json"
     code, _, err = _run("replay", "--table", TABLE, "--data-dir", str(played), "--signing-keys", str(missing))

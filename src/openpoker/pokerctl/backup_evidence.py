@@ -111,6 +111,8 @@ def read_evidence(backup: Backup, tables: list[str] | None, *, folder: Path) -> 
         if t not in known:
             raise EvidenceUnreadable(f"no log of table {t!r} in the backup at {folder}")
     hands, problem = wallet(backup)
+    # The ledger's envelopes, whose signatures the replay checks against a keyring.
+    ledger = tuple(ledger_envelopes(backup)) if backup.has(WALLET_EVENTS.name) else ()
     return [
         Evidence(
             table_id=t,
@@ -118,6 +120,7 @@ def read_evidence(backup: Backup, tables: list[str] | None, *, folder: Path) -> 
             reveals=reveals(backup, t),
             wallet=hands,
             wallet_chain_problem=problem,
+            wallet_log=ledger,
         )
         for t in wanted
     ]

@@ -10,6 +10,7 @@ from typing import NamedTuple
 from openpoker.dispute.escrow import EscrowCheck, check_tables, fold_log
 from openpoker.dispute.source import EvidenceUnreadable
 from openpoker.eventstore import verify_chain
+from openpoker.eventstore.signing import WALLET_WRITER, Keyring, first_bad_signature
 from openpoker.eventstore.streams import TABLE_EVENTS, WALLET_EVENTS
 from openpoker.ledger.audit import AuditReport, audit
 from openpoker.ledger.store import from_recorded
@@ -22,17 +23,26 @@ class Audited(NamedTuple):
     chain_ok: bool
     chain_problem: str
     escrow: EscrowCheck
+    signature_problem: str = ""  # the first envelope not signed by a wallet key of the keyring
 
 
-def audit_backup(folder: Path, *, stream: str = WALLET_EVENTS.name) -> Audited:
+def audit_backup(
+    folder: Path, *, stream: str = WALLET_EVENTS.name, keyring: Keyring | None = None
+) -> Audited:
     backup = backup_evidence.load_backup(folder)
     if not backup.has(stream):
         raise EvidenceUnreadable(f"the backup at {folder} holds no stream {stream}: no ledger")
     envelopes = backup_evidence.ledger_envelopes(backup, stream)
     chain = verify_chain(envelopes)
+    unsigned = None if keyring is None else first_bad_signature(envelopes, keyring, writer=WALLET_WRITER)
     report, state = audit(from_recorded(r) for env in envelopes for r in env.events)
     tables = backup_evidence.table_ids(backup) if backup.has(TABLE_EVENTS.name) else []
     escrow = check_tables([fold_log(t, backup_evidence.table_log(backup, t)) for t in tables], state)
     return Audited(
-        report=report, envelopes=len(envelopes), chain_ok=chain.ok, chain_problem=chain.problem, escrow=escrow
+        report=report,
+        envelopes=len(envelopes),
+        chain_ok=chain.ok,
+        chain_problem=chain.problem,
+        escrow=escrow,
+        signature_problem=unsigned.describe() if unsigned else "",
     )

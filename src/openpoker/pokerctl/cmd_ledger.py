@@ -223,7 +223,8 @@ def run_audit(args: argparse.Namespace) -> int:
         print(f"pokerctl ledger audit: {signatures.NOT_CHECKED}", file=sys.stderr)
     try:
         if args.backup is not None:
-            result = LedgerAudit(**backup_ledger.audit_backup(args.backup, stream=args.stream)._asdict())
+            audited = backup_ledger.audit_backup(args.backup, stream=args.stream, keyring=keyring)
+            result = LedgerAudit(**audited._asdict())
         elif args.data_dir is not None:
             result = audit_offline(args.data_dir, stream=args.stream, keyring=keyring)
         else:
