@@ -2,7 +2,8 @@
 (real nats-server): garbage bytes, a foreign envelope published under the wallet's next
 ``Nats-Msg-Id`` before the wallet's own write, and an envelope of another stream chained onto
 the wallet's. The running wallet, and a restarted one, keep every balance, serve reads and
-refuse writes with LOG_QUARANTINED naming the message's stream sequence, and
+refuse writes with LOG_QUARANTINED naming the message's stream sequence (their health,
+``WalletService/writes``, NOT_SERVING), and
 ``pokerctl ledger audit`` names the message and exits 1, with no traceback."""
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from openpoker.eventstore import codec as envelope_codec
 from openpoker.eventstore.jetstream import MSG_ID_HEADER, JetStreamEventStore
 from openpoker.eventstore.streams import WALLET_EVENTS
 from openpoker.ledger.store import SUBJECT
-from openpoker.services.wallet.server import WalletServer
-from openpoker.shell.client import channel, rich_error
+from openpoker.services.wallet.server import WRITES_HEALTH, WalletServer
+from openpoker.shell.client import channel, health_status, rich_error
 from tests.integration.table_system import CASHIER, balance, deposit, wallet_service
 
 pytestmark = pytest.mark.integration
@@ -49,6 +50,18 @@ async def _refused(wallet: WalletServer) -> dict[str, str]:
     err = rich_error(info.value)
     assert (err.code, err.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "LOG_QUARANTINED")
     return dict(err.metadata)
+
+
+async def _writes(wallet: WalletServer) -> str:
+    return await health_status(wallet.server.address, WRITES_HEALTH)
+
+
+async def _until_writes_refused(wallet: WalletServer) -> None:
+    for _ in range(100):
+        if await _writes(wallet) == "NOT_SERVING":
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("the writes' health never became NOT_SERVING")
 
 
 async def _last_sequence(js: Any) -> int:
@@ -127,6 +140,7 @@ async def test_the_wallet_survives_a_foreign_message_without_changing_a_balance(
         await deposit(wallet, "ann", 700)
         await deposit(wallet, "bob", 300)
         before = await _balances(wallet)
+        assert await _writes(wallet) == "SERVING"
         js = nc.jetstream()
         events = JetStreamEventStore(js, stream=WALLET_EVENTS.name)
         await inject(js, events)
@@ -134,6 +148,7 @@ async def test_the_wallet_survives_a_foreign_message_without_changing_a_balance(
         # The running wallet: its next write finds the message and is refused.
         assert await _refused(wallet) == {"stream": "wallet", "sequence": str(last), "problem": problem}
         assert await _balances(wallet) == before
+        await _until_writes_refused(wallet)
         await wallet.stop()
         wallet = None
         # A restart starts, folds everything before the message, and stays quarantined.
@@ -141,6 +156,7 @@ async def test_the_wallet_survives_a_foreign_message_without_changing_a_balance(
         assert await _balances(wallet) == before
         meta = await _refused(wallet)
         assert meta == {"stream": "wallet", "sequence": str(last), "problem": after_restart}
+        assert await _writes(wallet) == "NOT_SERVING"
         assert await _last_sequence(js) == last  # nothing was written past it
         code, out, err = await _ledger_audit(nats_url)
         assert code == 1, (out, err)

@@ -67,6 +67,8 @@ class WalletApp:
         # The first stored message that is not the wallet's: set, the wallet serves the state
         # folded before it and refuses every write until restarted after an operator's repair.
         self._finding: Finding | None = None
+        # Told of a quarantine as it happens (the server reports it in its health).
+        self.on_quarantine: Callable[[Finding], None] = lambda _: None
         self.deposit_limits = deposit_limits
         self.withdrawal_limits = withdrawal_limits
         self._currency = currency
@@ -116,6 +118,7 @@ class WalletApp:
         if self._finding is None:
             self._finding = finding
             get_logger().error("log.corrupt", detail=finding.detail, **finding.fields())
+            self.on_quarantine(finding)
 
     async def _reload(self) -> None:
         self._stale = True

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from grpc_health.v1 import health_pb2
 from nats.aio.client import Client as Nats
 
 from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
 from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from openpoker.eventstore.jetstream import JetStreamEventStore
+from openpoker.eventstore.loading import Finding
 from openpoker.eventstore.signing import Signer
 from openpoker.eventstore.streams import WALLET_EVENTS, ensure_stream
 from openpoker.ledger.store import SNAPSHOT_PREFIX, WALLET_SNAPSHOTS, WalletStore
@@ -21,6 +23,9 @@ from openpoker.shell.logs import configure_logging
 from openpoker.shell.server import RunningServer, ServiceSpec, start_server
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["WalletService"].full_name
+# Health of the wallet's writes: NOT_SERVING while its ledger is quarantined (LOG_QUARANTINED),
+# when reads still answer and SERVICE_NAME stays SERVING.
+WRITES_HEALTH = f"{SERVICE_NAME}/writes"
 
 
 def spec(app: WalletApp) -> ServiceSpec:
@@ -52,6 +57,21 @@ async def open_store(
     return WalletStore(events, signer=signer)
 
 
+async def report_writes(app: WalletApp, server: RunningServer) -> None:
+    """Keep ``WRITES_HEALTH`` NOT_SERVING once the ledger is quarantined."""
+    serving, quarantined = health_pb2.HealthCheckResponse.SERVING, health_pb2.HealthCheckResponse.NOT_SERVING
+    await server.health.set(WRITES_HEALTH, quarantined if app.quarantined else serving)
+    loop = asyncio.get_running_loop()
+    pending: set[asyncio.Task[None]] = set()
+
+    def report(_: Finding) -> None:
+        task = loop.create_task(server.health.set(WRITES_HEALTH, quarantined))
+        pending.add(task)  # kept until done: a task only the loop references may be collected
+        task.add_done_callback(pending.discard)
+
+    app.on_quarantine = report
+
+
 @dataclass(slots=True)
 class WalletServer:
     server: RunningServer
@@ -75,6 +95,7 @@ async def start(config: WalletConfig) -> WalletServer:
         )
         await app.start()
         server = await start_server(config.shell, [spec(app)])
+        await report_writes(app, server)
     except BaseException:
         await nc.close()
         raise
