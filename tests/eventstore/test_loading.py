@@ -7,6 +7,7 @@ import dataclasses
 import datetime as dt
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from openpoker.eventstore import GENESIS, Draft, Envelope, RecordedEvent, StoredEnvelope, seal
 from openpoker.eventstore.errors import CorruptMessage
@@ -18,8 +19,10 @@ from openpoker.eventstore.loading import (
     check_stored,
     fold_finding,
     read_checked,
+    signature_verifier,
 )
 from openpoker.eventstore.memory import InMemoryEventStore
+from openpoker.eventstore.signing import Keyring, PublicKey, Signer, raw_public
 
 T0 = dt.datetime(2026, 11, 22, 3, 0, tzinfo=dt.UTC)
 SUBJECT = "poker.test.log"
@@ -151,3 +154,23 @@ def test_the_quarantine_error_carries_stream_sequence_and_problem() -> None:
 def test_every_problem_reads_as_words(problem: Problem) -> None:
     assert str(problem) == problem.value
     assert problem.value.islower()
+
+
+def test_the_signature_check_plugs_in_as_a_verifier() -> None:
+    signer = Signer.from_key("wallet", ed25519.Ed25519PrivateKey.generate())
+    public = PublicKey(
+        key_id=signer.key_id, writer="wallet", public=raw_public(signer.key.public_key()), created=T0
+    )
+    verifier = signature_verifier(Keyring(keys={signer.key_id: public}), writer="wallet")
+    stored = [dataclasses.replace(s, envelope=signer.sign(s.envelope)) for s in stored_chain(3)]
+    assert check(stored, verifier=verifier) == (3, None)
+    stored[2] = dataclasses.replace(
+        stored[2], envelope=dataclasses.replace(stored[2].envelope, signature=b"x" * 64)
+    )
+    good, finding = check(stored, verifier=verifier)
+    assert good == 2
+    assert finding is not None
+    assert (finding.problem, finding.detail) == (
+        Problem.REJECTED,
+        f"bad signature at version 3 (key {signer.key_id!r})",
+    )

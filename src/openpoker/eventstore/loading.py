@@ -32,9 +32,21 @@ from openpoker.eventstore.chain import compute_hash
 from openpoker.eventstore.envelope import Envelope, StoredEnvelope
 from openpoker.eventstore.errors import CorruptMessage, EventStoreError
 from openpoker.eventstore.port import EventStore
+from openpoker.eventstore.signing import Keyring, check_signature
 
 # A further check of each envelope (a signature): None when it passes, else what is wrong.
 Verifier = Callable[[Envelope], str | None]
+
+
+def signature_verifier(keyring: Keyring, *, writer: str) -> Verifier:
+    """The signature check (``eventstore.signing``) as a loader's ``verifier``: an envelope not
+    signed by a key of ``writer`` in ``keyring`` is ``REJECTED`` with what is wrong."""
+
+    def verify(envelope: Envelope) -> str | None:
+        problem = check_signature(envelope, keyring, writer=writer)
+        return None if problem is None else problem.describe()
+
+    return verify
 
 
 class Problem(StrEnum):
