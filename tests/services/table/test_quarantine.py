@@ -4,6 +4,8 @@ tables keep working, in the running service and after a restart (eventstore.load
 
 from __future__ import annotations
 
+from typing import Any
+
 import grpc
 import pytest
 from structlog.testing import capture_logs
@@ -45,6 +47,12 @@ async def _seated(stub: object, table: str) -> set[str]:
     return {s.player_id for s in reply.table.seats if s.player_id}
 
 
+async def _drain(call: Any) -> None:
+    """Read a stream to its end (a clean end returns)."""
+    while await call.read() is not grpc.aio.EOF:
+        pass
+
+
 @pytest.mark.parametrize(("stream_id", "problem"), [(None, "events do not fold"), ("t9", "wrong stream")])
 async def test_one_quarantined_table_refuses_writes_and_the_others_play_on(
     stream_id: str | None, problem: str
@@ -78,6 +86,14 @@ async def test_one_quarantined_table_refuses_writes_and_the_others_play_on(
             await join(again.stub, "dan", 4, table="tables/t1")
         assert dict(rich_error(caught.value).metadata) == expected
         await join(again.stub, "dan", 2, table="tables/t2")
+        # A watch shows the good prefix, then ends with the finding instead of folding past it.
+        for from_version in (0, 1):
+            call = again.stub.WatchTable(pb.WatchTableRequest(name="tables/t1", from_version=from_version))
+            if not from_version:
+                assert {s.player_id for s in (await call.read()).table.seats if s.player_id} == {"ann"}
+            with pytest.raises(grpc.RpcError) as caught:
+                await _drain(call)
+            assert rich_error(caught.value).reason == "LOG_QUARANTINED"
         assert await _seated(again.stub, "tables/t2") == {"bob", "dan"}
     finally:
         await again.stop()

@@ -11,7 +11,9 @@ from typing import TypeVar
 from openpoker.engine import table
 from openpoker.engine.hand_events import HandEnded, HandEvent, HandStarted
 from openpoker.engine.table_events import HandScheduled
-from openpoker.eventstore.loading import LogQuarantined
+from openpoker.eventstore.chain import GENESIS
+from openpoker.eventstore.envelope import StoredEnvelope
+from openpoker.eventstore.loading import LogQuarantined, Tip, check_envelope, fold_finding
 from openpoker.services.table.errors import HandNotFinished, HandNotFound, NotOwner, TableNotFound
 from openpoker.services.table.hand_index import HandIndex
 from openpoker.services.table.watchers import LocalWatch, Render, entries_since, hand_mark
@@ -158,7 +160,7 @@ class Queries:
             for item in stored:
                 if item.envelope.version > from_version:
                     break
-                fold_envelope(model, item)
+                _fold_checked(model, item, subject)
                 after = item.sequence
         # aclosing: a watcher that goes away unsubscribes at once (not when collected).
         async with contextlib.aclosing(self._store.events.follow(subject, after_sequence=after)) as stream:
@@ -166,8 +168,22 @@ class Queries:
                 if item.envelope.version <= model.version:
                     continue
                 mark = hand_mark(model)
-                fold_envelope(model, item)
+                _fold_checked(model, item, subject)
                 yield render(model, entries_since(model, mark))
+
+
+def _fold_checked(model: TableModel, item: StoredEnvelope, subject: str) -> None:
+    """Fold a watched envelope, or end the watch with ``LogQuarantined`` at a foreign or corrupt
+    one (``eventstore.loading``), as a load would: never fold past it."""
+    tip = Tip(version=model.version, hash=model.last_hash or GENESIS)
+    finding = check_envelope(item, stream=model.table_id, subject=subject, tip=tip)
+    if finding is None:
+        try:
+            fold_envelope(model, item)
+            return
+        except Exception as exc:  # any failure of foreign events to decode or fold is a finding
+            finding = fold_finding(item, stream=model.table_id, subject=subject, exc=exc)
+    raise LogQuarantined(finding)
 
 
 def _commitment(log: Sequence[LogEvent]) -> str:
