@@ -6,6 +6,8 @@
 * ``port.EventStore``: the Protocol services depend on; ``memory.InMemoryEventStore`` and
   ``jetstream.JetStreamEventStore`` implement it and pass the same contract tests.
 * ``errors``: ``ConcurrencyConflict`` (JetStream 10071/10164), ``AppendUnresolved``, ...
+* ``loading``: each stored message checked as a log loads; the first that is not the writer's
+  next envelope is a ``Finding`` and the log is quarantined (``LogQuarantined``).
 * ``streams``: stream and bucket settings (``TABLE_EVENTS``, ``WALLET_EVENTS``,
   ``TABLE_SNAPSHOTS``, ``LEASES``) and ``ensure_stream``/``ensure_bucket``.
 * ``subjects``: ``table_subject(table_id)`` = ``poker.table.<crc32 % 256>.<table_id>``.
