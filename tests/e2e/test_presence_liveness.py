@@ -70,6 +70,7 @@ async def second_table_service(system: LocalSystem, log: Path) -> AsyncIterator[
         "POKER_TLS_DIR": str(system.pki.root),
         "POKER_DECK_KEYS": str(system.data_dir / "secrets" / "deck-keys.json"),
         "POKER_SIGNING_KEY": str(system.data_dir / "secrets" / "signing" / "table.key"),
+        "POKER_SIGNING_KEYS": str(system.data_dir / "pki" / "signing-keys.json"),
         "POKER_TABLE_PORT": str(port),
         "POKER_TABLE_CLIENT_PORT": str(client_port),
         "POKER_TABLE_WALLET": system.targets["wallet"],

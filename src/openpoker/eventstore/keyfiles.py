@@ -12,6 +12,10 @@ local PKI (``pokerctl.local``).
 ``rotate_signing_key`` makes a writer a new key and adds it to the keyring; the old public key
 stays listed so the envelopes it signed still verify. A key id is checked against its writer and
 public key when the keyring is read, so a hand-edited entry cannot rename a key's writer.
+
+A service that loads envelopes (wallet, table, dealer) holds the keyring as a ``KeyringFile``
+(``POKER_SIGNING_KEYS``): read at start, and read again when an envelope names a key id it does
+not hold and the file has changed since, so a writer's rotation needs no restart of its readers.
 """
 
 from __future__ import annotations
@@ -26,7 +30,17 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
-from openpoker.eventstore.signing import Keyring, PublicKey, Signer, key_id_for, raw_public
+from openpoker.eventstore.envelope import Envelope
+from openpoker.eventstore.loading import Verifier
+from openpoker.eventstore.signing import (
+    Keyring,
+    PublicKey,
+    SignatureReason,
+    Signer,
+    check_signature,
+    key_id_for,
+    raw_public,
+)
 
 WRITERS: tuple[str, ...] = ("table", "wallet")
 
@@ -159,3 +173,74 @@ def rotate_signing_key(data_dir: Path, writer: str, *, now: dt.datetime | None =
     _publish(data_dir, writer, key, now)
     _write_key(data_dir, writer, key)
     return Signer.from_key(writer, key)
+
+
+# Signatures verified by a ``KeyringFile`` (a watcher per client folds the same envelopes; a
+# verification costs tens of microseconds): only passes are remembered, oldest dropped first.
+VERIFIED_KEPT = 8192
+
+
+class KeyringFile:
+    """The published keyring as a reading service holds it (``POKER_SIGNING_KEYS``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._stamp = self._stat()
+        self._keyring = load_keyring(path)
+        self._verified: dict[tuple[str, str, bytes, bytes], None] = {}
+
+    def _stat(self) -> tuple[int, int, int]:
+        st = self.path.stat()
+        return st.st_mtime_ns, st.st_size, st.st_ino
+
+    @property
+    def keyring(self) -> Keyring:
+        return self._keyring
+
+    def refresh(self) -> bool:
+        """Read the file again if it changed; True when it did and now reads. Keys held stay
+        held (a running reader never forgets a key it verified with)."""
+        try:
+            stamp = self._stat()
+            if stamp == self._stamp:
+                return False
+            fresh = load_keyring(self.path)
+        except (OSError, ValueError):
+            return False  # a half-written or vanished file: keep what is held
+        self._keyring = Keyring(keys={**self._keyring.keys, **fresh.keys})
+        self._stamp = stamp
+        return True
+
+    def verifier(self, writer: str) -> Verifier:
+        """The check of each loaded envelope (``eventstore.loading``): signed by a key of
+        ``writer``; a key id not held makes the file be read again once, if it changed."""
+        verified = self._verified
+
+        def verify(envelope: Envelope) -> str | None:
+            seen = (writer, envelope.key_id, envelope.hash, envelope.signature)
+            if seen in verified:
+                return None
+            problem = check_signature(envelope, self._keyring, writer=writer)
+            if problem is not None and problem.reason is SignatureReason.UNKNOWN_KEY and self.refresh():
+                problem = check_signature(envelope, self._keyring, writer=writer)
+            if problem is not None:
+                return problem.describe()
+            if len(verified) >= VERIFIED_KEPT:
+                del verified[next(iter(verified))]
+            verified[seen] = None
+            return None
+
+        return verify
+
+
+def keyring_setting(path: str, *, required: bool) -> KeyringFile | None:
+    """``POKER_SIGNING_KEYS`` as the wallet, table and dealer read it: the published keyring,
+    or None where none is named and none is required (a plaintext test rig reads unsigned)."""
+    if not path:
+        if required:
+            raise ValueError("required over TLS: the published keys every loaded envelope is verified with")
+        return None
+    try:
+        return KeyringFile(Path(path))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"unreadable signing keyring: {exc}") from None

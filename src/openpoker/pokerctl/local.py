@@ -16,7 +16,8 @@ to the supervisor alone, which then stops everything in order), with ``POKER_NAT
 seals decks with and the table opens them with is ``<data>/secrets/deck-keys.json`` (0600),
 given to those two services only. Each envelope writer (table, wallet) signs with its own key,
 ``<data>/secrets/signing/<writer>.key`` (0600, given to that service only), whose public key is
-published in ``<data>/pki/signing-keys.json`` for the dispute tools (``eventstore.keyfiles``).
+published in ``<data>/pki/signing-keys.json`` (``eventstore.keyfiles``), which the dispute tools
+and every service that loads envelopes (wallet, table, dealer: ``POKER_SIGNING_KEYS``) verify with.
 
 ``secure=True`` (``pokerctl up`` without ``--insecure``) makes the local PKI under ``<data>/pki``
 once (``shell.pki``: CA, one certificate per service, ``pokerctl``'s staff certificate, the token
@@ -58,6 +59,8 @@ from openpoker.shell.tls import TlsFiles
 from openpoker.shuffle.deck_seal import ensure_deck_keys
 
 SERVICE_ORDER: tuple[str, ...] = ("rng", "wallet", "table", "dealer")
+# The services that fold envelopes and verify their signatures (``POKER_SIGNING_KEYS``).
+ENVELOPE_READERS: tuple[str, ...] = ("wallet", "table", "dealer")
 READY_TIMEOUT = 30.0
 STOP_TIMEOUT = 15.0
 
@@ -148,6 +151,12 @@ class LocalSystem:
         ensure_deck_keys(path)
         return path
 
+    def _keyring(self) -> Path:
+        """The public keyring, listing every writer's key before any reader starts."""
+        for writer in keyfiles.WRITERS:
+            keyfiles.ensure_signing_key(self.data_dir, writer)
+        return keyfiles.keyring_path(self.data_dir)
+
     def _rng_key(self) -> str:
         path = self.data_dir / "secrets" / "rng-seed-key"
         if not path.exists():
@@ -170,6 +179,8 @@ class LocalSystem:
                 env["POKER_DECK_KEYS"] = str(self._deck_keys())
             if name in keyfiles.WRITERS:  # each writer signs its envelopes with its own key
                 env["POKER_SIGNING_KEY"] = str(keyfiles.ensure_signing_key(self.data_dir, name))
+            if name in ENVELOPE_READERS:  # and every envelope loaded is verified against the keyring
+                env["POKER_SIGNING_KEYS"] = str(self._keyring())
             env[f"POKER_{name.upper()}_CLIENT_PORT"] = str(client_port)
             env.pop("POKER_INSECURE", None)
         else:

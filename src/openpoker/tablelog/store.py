@@ -343,10 +343,19 @@ class LoadedTable:
 
 
 class TableStore:
-    def __init__(self, events: TableEvents, *, partitions: int, signer: Signer | None = None) -> None:
+    def __init__(
+        self,
+        events: TableEvents,
+        *,
+        partitions: int,
+        signer: Signer | None = None,
+        verifier: Verifier | None = None,
+    ) -> None:
         self.events = events
         self.partitions = partitions
         self.signer = signer  # the table's envelope-signing key (None: unsigned, a test rig)
+        # The further check of every loaded or watched envelope: its signature (None: a test rig).
+        self.verifier = verifier
 
     def subject(self, table_id: str) -> str:
         return table_subject(table_id, self.partitions)
@@ -387,7 +396,8 @@ class TableStore:
 
     async def load_checked(self, table_id: str, *, verifier: Verifier | None = None) -> LoadedTable:
         """The table up to the last envelope that passes every check (``eventstore.loading``)
-        and the first finding, if any: a foreign or corrupt message is reported, never folded."""
+        and the first finding, if any: a foreign or corrupt message is reported, never folded.
+        ``verifier``: instead of the store's own."""
         model = await self._base(table_id)
         subject = self.subject(table_id)
         read = await read_checked(
@@ -396,7 +406,7 @@ class TableStore:
             stream=table_id,
             tip=Tip(version=model.version, hash=model.last_hash or GENESIS),
             after_sequence=model.sequence,
-            verifier=verifier,
+            verifier=verifier or self.verifier,
         )
         finding = read.finding
         for index, item in enumerate(read.good):

@@ -10,12 +10,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from openpoker.eventstore.envelope import Envelope
+from openpoker.eventstore.envelope import Envelope, StoredEnvelope
+from openpoker.eventstore.loading import Finding, Tip, Verifier, check_envelope
 from openpoker.presence import PresenceReport
 from openpoker.services.dealer.driver import ActiveHandInfo, Stage, TableDriver, utc_now
 from openpoker.services.dealer.ports import AuditPort, RngPort, TablePort, WalletPort
 from openpoker.services.dealer.presence import DEFAULT_TTL, PresenceBook
 from openpoker.services.dealer.tracker import TableTrack
+from openpoker.shell.logs import get_logger
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,6 +51,7 @@ class DealerApp:
         settings: DealerSettings | None = None,
         pauses: PauseStore | None = None,
         clock: Callable[[], dt.datetime] = utc_now,
+        verifier: Verifier | None = None,
     ) -> None:
         self.rng = rng
         self.table = table
@@ -68,6 +71,11 @@ class DealerApp:
         self.reveals_missing = 0
         self.pending_events = 0
         self._paused: set[str] = set()
+        # With a verifier (a keyring: a secure system) every envelope is checked as the table
+        # service loads it (eventstore.loading); a table whose log holds one that fails is
+        # quarantined: not followed, not driven, until an operator repairs it and restarts us.
+        self.verifier = verifier
+        self.quarantined: dict[str, Finding] = {}
 
     async def load_pauses(self) -> None:
         self._paused = await self.pauses.load()
@@ -88,11 +96,36 @@ class DealerApp:
             d.task = asyncio.get_running_loop().create_task(d.run(), name=f"dealer:{table_id}")
         return d
 
-    def apply(self, table_id: str, envelope: Envelope, sequence: int) -> None:
+    def apply(self, table_id: str, envelope: Envelope, sequence: int, *, subject: str = "") -> None:
         """Fold one table envelope (stream order) and wake that table's driver."""
+        if table_id in self.quarantined:
+            return
         d = self.driver(table_id)
+        if self.verifier is not None:
+            track = d.track
+            finding = check_envelope(
+                StoredEnvelope(envelope=envelope, sequence=sequence),
+                stream=table_id,
+                subject=subject,
+                tip=Tip(version=track.version, hash=track.last_hash),
+                verifier=self.verifier,
+            )
+            if finding is not None:
+                self.quarantine(table_id, finding)
+                return
         d.track.apply(envelope, sequence)
         d.wake.set()
+
+    def quarantine(self, table_id: str, finding: Finding) -> None:
+        """Stop following and driving ``table_id``: its log holds a foreign or corrupt message
+        (the table service refuses its writes too). Logged once as ``log.corrupt``."""
+        if table_id in self.quarantined:
+            return
+        self.quarantined[table_id] = finding
+        d = self.drivers.pop(table_id, None)
+        if d is not None and d.task is not None:
+            d.task.cancel()
+        get_logger().error("log.corrupt", table_id=table_id, detail=finding.detail, **finding.fields())
 
     def observe_presence(self, report: PresenceReport) -> None:
         """A presence report from a table-service instance, merged into the table's book for its

@@ -14,6 +14,11 @@ Besides the shell's ``POKER_*`` settings (``shell.config``):
   long has no connected players (``services.dealer.presence``); keep it a few of the table
   service's ``POKER_TABLE_PRESENCE_HEARTBEAT``.
 
+* ``POKER_SIGNING_KEYS``: the published keyring (``DATA/pki/signing-keys.json``): every table
+  envelope the dealer folds must follow its table's chain and be signed by a table key, else that
+  table is quarantined (not driven; ``log.corrupt``). Required over TLS; a plaintext rig without
+  it folds what it reads.
+
 Decision clocks are not here: they are each table's rules (``TableConfig.time``), so a test
 table with 200 ms clocks and a production table with 10 s + 20 s run side by side.
 """
@@ -22,9 +27,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from openpoker.shell.config import DEFAULT_PORTS, ShellConfig, env_float, env_int, env_str
+from openpoker.eventstore.keyfiles import KeyringFile, keyring_setting
+from openpoker.shell.config import DEFAULT_PORTS, ConfigError, ShellConfig, env_float, env_int, env_str
 
 SERVICE = "dealer"
 
@@ -44,12 +50,15 @@ class DealerConfig:
     call_attempts: int
     hand_delay_ms: int
     presence_ttl: float
+    keyring: KeyringFile | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> DealerConfig:
         env = os.environ if environ is None else environ
+        shell = ShellConfig.from_env(SERVICE, env)
         return cls(
-            shell=ShellConfig.from_env(SERVICE, env),
+            shell=shell,
+            keyring=_keyring(env, insecure=shell.security.insecure),
             table_stream=env_str(env, "POKER_TABLE_STREAM", "TABLE_EVENTS"),
             rng_target=_target(env, "rng"),
             table_target=_target(env, "table"),
@@ -59,3 +68,12 @@ class DealerConfig:
             hand_delay_ms=env_int(env, "POKER_DEALER_HAND_DELAY_MS", 0),
             presence_ttl=env_float(env, "POKER_DEALER_PRESENCE_TTL", 6.0, minimum=0.05),
         )
+
+
+def _keyring(env: Mapping[str, str], *, insecure: bool) -> KeyringFile | None:
+    """``POKER_SIGNING_KEYS``: the keys folded envelopes are verified with, required over TLS."""
+    path = env_str(env, "POKER_SIGNING_KEYS", "")
+    try:
+        return keyring_setting(path, required=not insecure)
+    except ValueError as exc:
+        raise ConfigError(variable="POKER_SIGNING_KEYS", value=path, problem=str(exc)) from None

@@ -17,6 +17,7 @@ from nats.js import JetStreamContext, api
 from nats.js.errors import NotFoundError
 
 from openpoker.eventstore import codec
+from openpoker.eventstore.loading import Finding, Problem
 from openpoker.services.dealer.app import DealerApp
 from openpoker.shell.logs import get_logger
 
@@ -41,6 +42,19 @@ def stream_sequence(msg: Msg) -> int:
         if len(tokens) == _V1_ACK_TOKENS and tokens[5].isdigit():
             return int(tokens[5])
     return int(msg.metadata.sequence.stream)
+
+
+def undecodable(app: DealerApp, table_id: str, subject: str, sequence: int, exc: Exception) -> Finding:
+    """The finding for a message on a table's subject that is no envelope."""
+    track = app.drivers[table_id].track if table_id in app.drivers else None
+    return Finding(
+        stream=table_id,
+        subject=subject,
+        sequence=sequence,
+        version=(track.version if track is not None else 0) + 1,
+        problem=Problem.UNDECODABLE,
+        detail=str(exc),
+    )
 
 
 class TableFeed:
@@ -83,9 +97,18 @@ class TableFeed:
 
     async def _on_message(self, msg: Msg) -> None:
         sequence = stream_sequence(msg)
+        table_id = table_of(msg.subject)
         try:
             envelope = codec.decode(msg.data)
-            self._app.apply(table_of(msg.subject), envelope, sequence)
+        except Exception as exc:  # protobuf's DecodeError and friends
+            envelope = None
+            if self._app.verifier is not None:  # checked as a load checks: the table is quarantined
+                self._app.quarantine(table_id, undecodable(self._app, table_id, msg.subject, sequence, exc))
+            else:
+                get_logger().warning("dealer.bad_envelope", subject=msg.subject, sequence=sequence)
+        try:
+            if envelope is not None:
+                self._app.apply(table_id, envelope, sequence, subject=msg.subject)
         except Exception:  # one bad message must not stop the feed; the table's driver is stale
             get_logger().exception("dealer.bad_envelope", subject=msg.subject, sequence=sequence)
         self.applied = sequence

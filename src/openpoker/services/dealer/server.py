@@ -11,6 +11,7 @@ from nats.aio.client import Client as Nats
 
 from openpoker.api.dealer.v1 import dealer_service_pb2 as pb
 from openpoker.api.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
+from openpoker.eventstore.signing import TABLE_WRITER
 from openpoker.services.dealer.app import DealerApp, DealerSettings
 from openpoker.services.dealer.audit import JetStreamAudit
 from openpoker.services.dealer.clients import GrpcRng, GrpcTable, GrpcWallet
@@ -69,6 +70,7 @@ async def start(config: DealerConfig) -> DealerServer:
         audit=audit,
         settings=DealerSettings(hand_delay=config.hand_delay_ms / 1000, presence_ttl=config.presence_ttl),
         pauses=await KvPauseStore.open(js),
+        verifier=None if config.keyring is None else config.keyring.verifier(TABLE_WRITER),
     )
     await app.load_pauses()
     feed = TableFeed(js, app, stream=config.table_stream)

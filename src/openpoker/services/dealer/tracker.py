@@ -22,6 +22,7 @@ from openpoker.engine import table as engine_table
 from openpoker.engine.blinds import HandPlan
 from openpoker.engine.hand_events import BoardDealt, HandEnded, HandEvent, HandStarted, Street
 from openpoker.engine.table_events import HandScheduled, HandVoided, TableOpened
+from openpoker.eventstore.chain import GENESIS
 from openpoker.eventstore.envelope import Envelope, RecordedEvent
 
 
@@ -49,6 +50,7 @@ class TableTrack:
     state: engine_table.TableState | None = None
     version: int = 0
     sequence: int = 0  # stream sequence of the last envelope applied
+    last_hash: bytes = GENESIS  # hash of the last envelope applied (the next one's prev_hash)
     current: HandRecord | None = None  # the hand in flight, or the last one (finished)
     skipped: int = 0  # events the engine does not know (not part of the game)
     hands: int = 0  # hands scheduled so far (voided ones included)
@@ -63,6 +65,7 @@ class TableTrack:
             self._apply_event(recorded, envelope.version)
         self.version = envelope.version
         self.sequence = sequence
+        self.last_hash = envelope.hash
 
     def _apply_event(self, recorded: RecordedEvent, version: int) -> None:
         event = decode_event(recorded)

@@ -35,6 +35,9 @@ Besides the shell's ``POKER_*`` settings (``shell.config``):
   rig without it takes decks as card codes.
 * ``POKER_SIGNING_KEY``: the table writer's Ed25519 key file (``eventstore.keyfiles``) every
   envelope is signed with. Required over TLS; a plaintext rig without it writes unsigned ones.
+* ``POKER_SIGNING_KEYS``: the published keyring (``DATA/pki/signing-keys.json``) every envelope
+  it loads is verified against: one not signed by a table key quarantines the log. Required over
+  TLS; a plaintext rig without it reads unsigned ones.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from openpoker.eventstore.keyfiles import signer_setting
+from openpoker.eventstore.keyfiles import KeyringFile, keyring_setting, signer_setting
 from openpoker.eventstore.signing import Signer
 from openpoker.eventstore.subjects import PARTITIONS
 from openpoker.shell.config import (
@@ -80,6 +83,7 @@ class TableConfig:
     watches_per_table: int = 500
     deck_keys: DeckKeys | None = field(default=None, repr=False)
     signer: Signer | None = field(default=None, repr=False)
+    keyring: KeyringFile | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> TableConfig:
@@ -94,6 +98,7 @@ class TableConfig:
             shell=shell,
             deck_keys=deck_keys,
             signer=_signer(env, insecure=shell.security.insecure),
+            keyring=_keyring(env, insecure=shell.security.insecure),
             stream=env_str(env, "POKER_TABLE_STREAM", "TABLE_EVENTS"),
             partitions=env_int(env, "POKER_TABLE_PARTITIONS", PARTITIONS, minimum=1),
             replicas=env_int(env, "POKER_TABLE_REPLICAS", 1, minimum=1),
@@ -118,3 +123,12 @@ def _signer(env: Mapping[str, str], *, insecure: bool) -> Signer | None:
         return signer_setting(path, SERVICE, required=not insecure)
     except ValueError as exc:
         raise ConfigError(variable="POKER_SIGNING_KEY", value=path, problem=str(exc)) from None
+
+
+def _keyring(env: Mapping[str, str], *, insecure: bool) -> KeyringFile | None:
+    """``POKER_SIGNING_KEYS``: the keys loaded envelopes are verified with, required over TLS."""
+    path = env_str(env, "POKER_SIGNING_KEYS", "")
+    try:
+        return keyring_setting(path, required=not insecure)
+    except ValueError as exc:
+        raise ConfigError(variable="POKER_SIGNING_KEYS", value=path, problem=str(exc)) from None

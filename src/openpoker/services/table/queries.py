@@ -13,7 +13,7 @@ from openpoker.engine.hand_events import HandEnded, HandEvent, HandStarted
 from openpoker.engine.table_events import HandScheduled
 from openpoker.eventstore.chain import GENESIS
 from openpoker.eventstore.envelope import StoredEnvelope
-from openpoker.eventstore.loading import LogQuarantined, Tip, check_envelope, fold_finding
+from openpoker.eventstore.loading import LogQuarantined, Tip, Verifier, check_envelope, fold_finding
 from openpoker.services.table.errors import HandNotFinished, HandNotFound, NotOwner, TableNotFound
 from openpoker.services.table.hand_index import HandIndex
 from openpoker.services.table.watchers import LocalWatch, Render, entries_since, hand_mark
@@ -160,7 +160,7 @@ class Queries:
             for item in stored:
                 if item.envelope.version > from_version:
                     break
-                _fold_checked(model, item, subject)
+                _fold_checked(model, item, subject, self._store.verifier)
                 after = item.sequence
         # aclosing: a watcher that goes away unsubscribes at once (not when collected).
         async with contextlib.aclosing(self._store.events.follow(subject, after_sequence=after)) as stream:
@@ -168,15 +168,15 @@ class Queries:
                 if item.envelope.version <= model.version:
                     continue
                 mark = hand_mark(model)
-                _fold_checked(model, item, subject)
+                _fold_checked(model, item, subject, self._store.verifier)
                 yield render(model, entries_since(model, mark))
 
 
-def _fold_checked(model: TableModel, item: StoredEnvelope, subject: str) -> None:
+def _fold_checked(model: TableModel, item: StoredEnvelope, subject: str, verifier: Verifier | None) -> None:
     """Fold a watched envelope, or end the watch with ``LogQuarantined`` at a foreign or corrupt
     one (``eventstore.loading``), as a load would: never fold past it."""
     tip = Tip(version=model.version, hash=model.last_hash or GENESIS)
-    finding = check_envelope(item, stream=model.table_id, subject=subject, tip=tip)
+    finding = check_envelope(item, stream=model.table_id, subject=subject, tip=tip, verifier=verifier)
     if finding is None:
         try:
             fold_envelope(model, item)

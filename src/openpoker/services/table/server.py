@@ -12,6 +12,7 @@ from nats.aio.client import Client as Nats
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.api.table.v1 import table_service_pb2_grpc as pb_grpc
+from openpoker.eventstore.signing import TABLE_WRITER
 from openpoker.eventstore.streams import LEASES, TABLE_EVENTS, TABLE_SNAPSHOTS, ensure_bucket, ensure_stream
 from openpoker.presence import PresenceTracker
 from openpoker.services.table.app import TableApp
@@ -65,7 +66,8 @@ async def start(config: TableConfig, *, wallet: Wallet | None = None) -> TableSe
             wallet_channel = channel(config.wallet, config.shell.security.tls)
             wallet = GrpcWallet(wallet_channel)
         events = JetStreamTableEvents(js, stream=config.stream, nc=nc)  # lean appends (eventstore.acks)
-        store = TableStore(events, partitions=config.partitions, signer=config.signer)
+        verifier = None if config.keyring is None else config.keyring.verifier(TABLE_WRITER)
+        store = TableStore(events, partitions=config.partitions, signer=config.signer, verifier=verifier)
         ownership = KvOwnership(kv, name=config.instance, ttl=config.lease_ttl)
         app = TableApp(
             store=store,

@@ -37,9 +37,9 @@ from openpoker.engine.errors import EngineError
 from openpoker.engine.hand_events import HandEnded
 from openpoker.engine.rules import Rules
 from openpoker.engine.table_events import OpenTable, TableOpened
-from openpoker.eventstore.envelope import Snapshot
-from openpoker.eventstore.errors import ConcurrencyConflict
-from openpoker.eventstore.loading import Finding, LogQuarantined
+from openpoker.eventstore.envelope import Envelope, Snapshot
+from openpoker.eventstore.errors import ConcurrencyConflict, CorruptMessage
+from openpoker.eventstore.loading import Finding, LogQuarantined, not_ours
 from openpoker.eventstore.subjects import partition_of
 from openpoker.services.table.background import Background
 from openpoker.services.table.errors import (
@@ -215,9 +215,31 @@ class Writer:
             loaded = await self.store.load_checked(table_id)
             if loaded.finding is None:
                 return loaded.model
-            finding = self.quarantined[table_id] = loaded.finding
-            self._log.error("log.corrupt", table_id=table_id, detail=finding.detail, **finding.fields())
+            finding = self._quarantine(table_id, loaded.finding)
         raise LogQuarantined(finding)
+
+    def _quarantine(self, table_id: str, finding: Finding) -> Finding:
+        """No write to ``table_id`` until an operator repairs its log and restarts us."""
+        known = self.quarantined.get(table_id)
+        if known is not None:
+            return known
+        self.quarantined[table_id] = finding
+        self.forget(table_id)
+        self._log.error("log.corrupt", table_id=table_id, detail=finding.detail, **finding.fields())
+        return finding
+
+    async def _check_own(self, table_id: str, envelope: Envelope, sequence: int) -> None:
+        """``LogQuarantined`` unless the message stored at ``sequence`` is ``envelope`` itself."""
+        subject = self.store.subject(table_id)
+        try:
+            stored = await self.store.events.next_after(subject, sequence - 1)
+        except CorruptMessage:
+            stored = None
+        if stored is not None and stored.sequence == sequence and stored.envelope.hash == envelope.hash:
+            return
+        found = stored if stored is not None and stored.sequence == sequence else None
+        finding = not_ours(found, stream=table_id, subject=subject, ours=envelope, sequence=sequence)
+        raise LogQuarantined(self._quarantine(table_id, finding))
 
     async def _fence(self, model: TableModel, epoch: int) -> bool:
         """Make the log ours: refuse a higher epoch, append OwnerChanged over a lower one.
@@ -255,8 +277,10 @@ class Writer:
         )
         result = await self.store.append(model, envelope)
         if result.duplicate:
-            # Our message id (table:version:epoch) was already stored: an earlier attempt with
-            # this very version and epoch landed. Its content may differ: re-read to be sure.
+            # A message with our id (table:version:epoch) is stored: an earlier attempt of this
+            # very envelope, or anyone's publish under that id first. Only the former counts;
+            # then re-read, which folds it and answers the request as a retry.
+            await self._check_own(model.table_id, envelope, result.sequence)
             raise ConcurrencyConflict(
                 subject=self.store.subject(model.table_id),
                 expected_sequence=model.sequence,

@@ -16,6 +16,9 @@ Besides the shell's ``POKER_*`` settings:
   out by withdrawal per UTC day (same bounds).
 * ``POKER_SIGNING_KEY``: the wallet writer's Ed25519 key file (``eventstore.keyfiles``) every
   envelope is signed with. Required over TLS; a plaintext rig without it writes unsigned ones.
+* ``POKER_SIGNING_KEYS``: the published keyring (``DATA/pki/signing-keys.json``) every envelope
+  it loads is verified against: one not signed by a wallet key quarantines the log. Required over
+  TLS; a plaintext rig without it reads unsigned ones.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from openpoker.eventstore.keyfiles import signer_setting
+from openpoker.eventstore.keyfiles import KeyringFile, keyring_setting, signer_setting
 from openpoker.eventstore.signing import Signer
 from openpoker.ledger.limits import DepositLimits, WithdrawalLimits
 from openpoker.shell.config import ConfigError, ShellConfig, env_int, env_str
@@ -62,6 +65,7 @@ class WalletConfig:
     deposit_limits: DepositLimits = DEFAULT_DEPOSIT_LIMITS
     withdrawal_limits: WithdrawalLimits = DEFAULT_WITHDRAWAL_LIMITS
     signer: Signer | None = field(default=None, repr=False)
+    keyring: KeyringFile | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> WalletConfig:
@@ -74,6 +78,7 @@ class WalletConfig:
         return cls(
             shell=shell,
             signer=_signer(env, insecure=shell.security.insecure),
+            keyring=_keyring(env, insecure=shell.security.insecure),
             currency=currency,
             snapshot_every=snapshot_every if snapshot_every > 0 else 2**62,
             stream=env_str(env, "POKER_WALLET_STREAM", "WALLET_EVENTS"),
@@ -96,3 +101,12 @@ def _signer(env: Mapping[str, str], *, insecure: bool) -> Signer | None:
         return signer_setting(path, SERVICE, required=not insecure)
     except ValueError as exc:
         raise ConfigError(variable="POKER_SIGNING_KEY", value=path, problem=str(exc)) from None
+
+
+def _keyring(env: Mapping[str, str], *, insecure: bool) -> KeyringFile | None:
+    """``POKER_SIGNING_KEYS``: the keys loaded envelopes are verified with, required over TLS."""
+    path = env_str(env, "POKER_SIGNING_KEYS", "")
+    try:
+        return keyring_setting(path, required=not insecure)
+    except ValueError as exc:
+        raise ConfigError(variable="POKER_SIGNING_KEYS", value=path, problem=str(exc)) from None

@@ -12,7 +12,7 @@ from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
 from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from openpoker.eventstore.jetstream import JetStreamEventStore
 from openpoker.eventstore.loading import Finding
-from openpoker.eventstore.signing import Signer
+from openpoker.eventstore.signing import WALLET_WRITER, Signer
 from openpoker.eventstore.streams import WALLET_EVENTS, ensure_stream
 from openpoker.ledger.store import SNAPSHOT_PREFIX, WALLET_SNAPSHOTS, WalletStore
 from openpoker.services.wallet.app import WalletApp
@@ -92,6 +92,7 @@ async def start(config: WalletConfig) -> WalletServer:
             snapshot_every=config.snapshot_every,
             deposit_limits=config.deposit_limits,
             withdrawal_limits=config.withdrawal_limits,
+            verifier=None if config.keyring is None else config.keyring.verifier(WALLET_WRITER),
         )
         await app.start()
         server = await start_server(config.shell, [spec(app)])
