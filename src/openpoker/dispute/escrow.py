@@ -26,12 +26,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from openpoker.dispute.evidence import LoggedEnvelope
+from openpoker.eventstore.chain import GENESIS
+from openpoker.eventstore.envelope import StoredEnvelope
+from openpoker.eventstore.loading import Finding, Tip, check_stored, fold_finding
+from openpoker.eventstore.subjects import table_subject
 from openpoker.ledger import accounts
 from openpoker.ledger.decider import LedgerState
 from openpoker.ledger.events import HandStatus
 from openpoker.ledger.hands import hand_key
 from openpoker.tablelog.model import TableModel
-from openpoker.tablelog.store import decode_events
+from openpoker.tablelog.store import fold_envelope
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,19 +58,28 @@ class EscrowDrift:
 
 
 def fold_log(table_id: str, log: Sequence[LoggedEnvelope]) -> TableModel:
-    """The table as its log folds it (no check: ``pokerctl replay`` checks the log)."""
+    """The table as its log folds it, up to its first foreign or corrupt envelope (which
+    ``pokerctl replay`` names; ``fold_log_checked`` says which)."""
+    return fold_log_checked(table_id, log)[0]
+
+
+def fold_log_checked(table_id: str, log: Sequence[LoggedEnvelope]) -> tuple[TableModel, Finding | None]:
+    """The table up to the last envelope that passes the loading checks (``eventstore.loading``:
+    chain, stream, and events that fold) and the first that does not, as the table service
+    loads it: an audit reports it instead of ending in a traceback."""
+    subject = table_subject(table_id)
+    stored = [StoredEnvelope(envelope=logged.envelope, sequence=logged.sequence) for logged in log]
+    read = check_stored(stored, stream=table_id, subject=subject, tip=Tip(version=0, hash=GENESIS))
     model = TableModel(table_id=table_id)
-    for logged in log:
-        env = logged.envelope
-        model.apply(
-            decode_events(env),
-            version=env.version,
-            sequence=logged.sequence,
-            envelope_hash=env.hash,
-            command_id=env.command_id,
-            recorded_at=env.recorded_at,
-        )
-    return model
+    for index, item in enumerate(read.good):
+        try:
+            fold_envelope(model, item)
+        except Exception as exc:  # any failure of foreign events to decode or fold is a finding
+            good = TableModel(table_id=table_id)
+            for earlier in read.good[:index]:
+                fold_envelope(good, earlier)
+            return good, fold_finding(item, stream=table_id, subject=subject, exc=exc)
+    return model, read.finding
 
 
 def seat_stacks(model: TableModel) -> dict[str, int]:

@@ -4,10 +4,20 @@ in a traceback on events that do not decode or fold."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from openpoker.eventstore import GENESIS, Envelope, EventStore, StoredEnvelope
-from openpoker.eventstore.loading import Finding, Tip, Verifier, fold_finding, read_checked
+from openpoker.eventstore.errors import CorruptMessage
+from openpoker.eventstore.loading import (
+    CheckedRead,
+    Finding,
+    Tip,
+    Verifier,
+    check_stored,
+    fold_finding,
+    read_checked,
+)
 from openpoker.ledger.decider import LedgerState, fold
 from openpoker.ledger.store import STREAM_ID, SUBJECT, from_recorded
 
@@ -28,6 +38,21 @@ async def read_ledger(
     read = await read_checked(
         events, subject, stream=STREAM_ID, tip=Tip(version=0, hash=GENESIS), verifier=verifier
     )
+    return _folded(read, subject)
+
+
+def check_ledger(
+    stored: Sequence[StoredEnvelope], *, subject: str = SUBJECT, unreadable: CorruptMessage | None = None
+) -> CheckedLedger:
+    """``read_ledger`` of envelopes read elsewhere (a backup); ``unreadable``: the read stopped at
+    a message that does not decode, after ``stored``."""
+    read = check_stored(
+        stored, stream=STREAM_ID, subject=subject, tip=Tip(version=0, hash=GENESIS), unreadable=unreadable
+    )
+    return _folded(read, subject)
+
+
+def _folded(read: CheckedRead, subject: str) -> CheckedLedger:
     state = LedgerState()
     for index, stored in enumerate(read.good):
         try:

@@ -25,6 +25,7 @@ COMMANDS: tuple[str, ...] = (
     "token",
     "table",
     "backup",  # and "restore"
+    "keys",
 )
 
 

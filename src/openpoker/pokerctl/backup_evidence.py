@@ -19,9 +19,12 @@ from openpoker.dispute.evidence import LoggedEnvelope, RevealRecord, WalletHand,
 from openpoker.dispute.source import Evidence, EvidenceUnreadable
 from openpoker.eventstore import Envelope, verify_chain
 from openpoker.eventstore import codec as envelope_codec
+from openpoker.eventstore.envelope import StoredEnvelope
+from openpoker.eventstore.errors import CorruptMessage
 from openpoker.eventstore.jetstream import MSG_ID_HEADER
 from openpoker.eventstore.streams import TABLE_EVENTS, WALLET_EVENTS
 from openpoker.eventstore.subjects import table_subject
+from openpoker.ledger.logcheck import CheckedLedger, check_ledger
 from openpoker.ledger.store import SUBJECT as WALLET_SUBJECT
 from openpoker.ledger.store import from_recorded as wallet_event
 from openpoker.pokerctl.backup_format import (
@@ -83,23 +86,37 @@ def reveals(backup: Backup, table_id: str) -> dict[str, RevealRecord]:
     return out
 
 
-def ledger_envelopes(backup: Backup, stream: str = WALLET_EVENTS.name) -> list[Envelope]:
-    out: list[Envelope] = []
+def ledger_checked(backup: Backup, stream: str = WALLET_EVENTS.name) -> CheckedLedger:
+    """The ledger up to its first foreign or corrupt message and that message's finding, as the
+    live audit reads it (``ledger.logcheck``): a finding, never an exception."""
+    stored: list[StoredEnvelope] = []
+    unreadable = None
     for m in _on(backup.stream(stream), WALLET_SUBJECT):
         try:
-            out.append(envelope_codec.decode(m.data))
+            envelope = envelope_codec.decode(m.data)
         except Exception as exc:  # protobuf's DecodeError and friends
-            raise EvidenceUnreadable(f"ledger message {m.seq} is not an envelope: {exc}") from exc
-    return out
+            unreadable = CorruptMessage(subject=m.subject, sequence=m.seq, problem=str(exc))
+            break
+        stored.append(StoredEnvelope(envelope=envelope, sequence=m.seq))
+    return check_ledger(stored, unreadable=unreadable)
+
+
+def ledger_envelopes(backup: Backup, stream: str = WALLET_EVENTS.name) -> list[Envelope]:
+    """The ledger's envelopes up to its first foreign or corrupt message."""
+    return list(ledger_checked(backup, stream).envelopes)
 
 
 def wallet(backup: Backup) -> tuple[dict[tuple[str, int], WalletHand], str]:
-    """The ledger's hands, and what is wrong with its hash chain ("" when intact)."""
+    """The ledger's hands, and what is wrong with its hash chain ("" when intact): its first
+    foreign or corrupt message, named as the live replay names it (``dispute.source``)."""
     if not backup.has(WALLET_EVENTS.name):
         return {}, ""  # no ledger: every settlement check will say so
-    envelopes = ledger_envelopes(backup)
+    checked = ledger_checked(backup)
+    envelopes = checked.envelopes
     chain = verify_chain(envelopes)
     problem = "" if chain.ok else f"at its version {chain.first_broken_version}: {chain.problem}"
+    if checked.finding is not None:
+        problem = f"at its version {checked.finding.version}: {checked.finding.describe()}"
     return wallet_hands(wallet_event(r) for env in envelopes for r in env.events), problem
 
 

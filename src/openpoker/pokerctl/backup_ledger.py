@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from openpoker.dispute.escrow import EscrowCheck, check_tables, fold_log
+from openpoker.dispute.escrow import EscrowCheck, check_tables, fold_log_checked
 from openpoker.dispute.source import EvidenceUnreadable
 from openpoker.eventstore import verify_chain
 from openpoker.eventstore.signing import WALLET_WRITER, Keyring, first_bad_signature
@@ -24,6 +24,7 @@ class Audited(NamedTuple):
     chain_problem: str
     escrow: EscrowCheck
     signature_problem: str = ""  # the first envelope not signed by a wallet key of the keyring
+    table_problems: tuple[str, ...] = ()  # each table log's first foreign or corrupt message
 
 
 def audit_backup(
@@ -32,17 +33,21 @@ def audit_backup(
     backup = backup_evidence.load_backup(folder)
     if not backup.has(stream):
         raise EvidenceUnreadable(f"the backup at {folder} holds no stream {stream}: no ledger")
-    envelopes = backup_evidence.ledger_envelopes(backup, stream)
+    # Up to the first foreign or corrupt message, which is reported as a finding (as live).
+    checked = backup_evidence.ledger_checked(backup, stream)
+    envelopes = list(checked.envelopes)
     chain = verify_chain(envelopes)
     unsigned = None if keyring is None else first_bad_signature(envelopes, keyring, writer=WALLET_WRITER)
     report, state = audit(from_recorded(r) for env in envelopes for r in env.events)
     tables = backup_evidence.table_ids(backup) if backup.has(TABLE_EVENTS.name) else []
-    escrow = check_tables([fold_log(t, backup_evidence.table_log(backup, t)) for t in tables], state)
+    folded = [fold_log_checked(t, backup_evidence.table_log(backup, t)) for t in tables]
+    escrow = check_tables([model for model, _ in folded], state)
     return Audited(
         report=report,
         envelopes=len(envelopes),
-        chain_ok=chain.ok,
-        chain_problem=chain.problem,
+        chain_ok=chain.ok and checked.finding is None,
+        chain_problem=chain.problem if checked.finding is None else checked.finding.describe(),
         escrow=escrow,
         signature_problem=unsigned.describe() if unsigned else "",
+        table_problems=tuple(f.describe() for _, f in folded if f is not None),
     )

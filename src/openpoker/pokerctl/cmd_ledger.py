@@ -43,7 +43,7 @@ from pathlib import Path
 
 from nats.js.errors import NotFoundError
 
-from openpoker.dispute.escrow import EscrowCheck, check_tables, fold_log
+from openpoker.dispute.escrow import EscrowCheck, check_tables, fold_log_checked
 from openpoker.dispute.source import EvidenceUnreadable, read_table_log, table_ids
 from openpoker.eventstore import Envelope, verify_chain
 from openpoker.eventstore.jetstream import JetStreamEventStore
@@ -95,17 +95,25 @@ class LedgerAudit:
     chain_problem: str
     escrow: EscrowCheck
     signature_problem: str = ""  # the first envelope not signed by a wallet key ("" none)
+    table_problems: tuple[str, ...] = ()  # each table log's first foreign or corrupt message
 
     @property
     def ok(self) -> bool:
-        return self.chain_ok and not self.signature_problem and self.report.ok and self.escrow.ok
+        return (
+            self.chain_ok
+            and not self.signature_problem
+            and not self.table_problems
+            and self.report.ok
+            and self.escrow.ok
+        )
 
     @property
     def breaches(self) -> list[str]:
         chain = [] if self.chain_ok else [f"hash chain: {self.chain_problem}"]
         if self.signature_problem:
             chain.append(f"signature: {self.signature_problem}")
-        return [*chain, *self.report.breaches, *(d.describe() for d in self.escrow.drifts)]
+        tables = [f"table log: {p}" for p in self.table_problems]
+        return [*chain, *tables, *self.report.breaches, *(d.describe() for d in self.escrow.drifts)]
 
     def as_dict(self) -> dict[str, object]:
         out = self.report.as_dict()
@@ -113,6 +121,7 @@ class LedgerAudit:
         out["messages"] = self.envelopes
         out["chain"] = {"ok": self.chain_ok, "problem": self.chain_problem}
         out["signature_problem"] = self.signature_problem
+        out["table_problems"] = list(self.table_problems)
         out["breaches"] = self.breaches
         out["escrow"] = self.escrow.as_dict()
         return out
@@ -156,7 +165,8 @@ async def audit_live(
             tables = await table_ids(js)
         except EvidenceUnreadable:
             tables = []  # no table was ever created
-        escrow = check_tables([fold_log(t, await read_table_log(js, t)) for t in tables], state)
+        folded = [fold_log_checked(t, await read_table_log(js, t)) for t in tables]
+        escrow = check_tables([model for model, _ in folded], state)
     except EvidenceUnreadable as exc:
         raise LedgerUnreadable(str(exc)) from exc
     finally:
@@ -168,6 +178,7 @@ async def audit_live(
         chain_problem=chain.problem if checked.finding is None else checked.finding.describe(),
         escrow=escrow,
         signature_problem=unsigned.describe() if unsigned else "",
+        table_problems=tuple(f.describe() for _, f in folded if f is not None),
     )
 
 

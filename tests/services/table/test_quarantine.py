@@ -11,11 +11,12 @@ import pytest
 from structlog.testing import capture_logs
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
+from openpoker.engine.table_events import ChipsAdded
 from openpoker.eventstore import Draft, RecordedEvent, seal
 from openpoker.eventstore.subjects import table_subject
 from openpoker.services.table.ownership import StaticOwnership
 from openpoker.shell.client import rich_error
-from openpoker.tablelog.store import MemoryTableEvents
+from openpoker.tablelog.store import MemoryTableEvents, to_recorded
 from tests.services.table.helpers import PARTITIONS, FakeWallet, create, join, serve
 
 # Events no table folds: a forged message's.
@@ -32,7 +33,7 @@ async def _forge(events: MemoryTableEvents, table_id: str, *, stream_id: str | N
         stream_id=stream_id or table_id,
         version=tip.version + 1,
         command_id="forged",
-        owner_epoch=tip.owner_epoch,
+        owner_epoch=0,  # a message id the writer never uses (see the duplicate-ack test below)
         rules_version=tip.rules_version,
         engine_version=tip.engine_version,
         events=FOREIGN_EVENTS,
@@ -97,3 +98,51 @@ async def test_one_quarantined_table_refuses_writes_and_the_others_play_on(
         assert await _seated(again.stub, "tables/t2") == {"bob", "dan"}
     finally:
         await again.stop()
+
+
+async def test_a_foreign_envelope_under_the_tables_next_message_id_quarantines_it() -> None:
+    """Published first under the id of the table's next write, a well-formed envelope that folds
+    (chips for a seated player) makes that write a duplicate ack: it counts only if the stored
+    message is the writer's own envelope, so the table is quarantined and nothing is folded."""
+    events = MemoryTableEvents()
+    wallet = FakeWallet(cash={"ann": 1000, "bob": 1000, "cat": 1000})
+    svc = await serve(events, wallet, StaticOwnership("table-1", 1))
+    try:
+        await create(svc.stub, "t1")
+        await create(svc.stub, "t2")
+        await join(svc.stub, "ann", 1, table="tables/t1")
+        subject = table_subject("t1", PARTITIONS)
+        last = await events.last(subject)
+        assert last is not None
+        tip = last.envelope
+        draft = Draft(
+            stream_id="t1",
+            version=tip.version + 1,
+            command_id="forged",
+            owner_epoch=tip.owner_epoch,  # the writer's epoch: its next message id
+            rules_version=tip.rules_version,
+            engine_version=tip.engine_version,
+            events=(to_recorded(ChipsAdded(seat=0, amount=1_000_000)),),
+            recorded_at=tip.recorded_at,
+        )
+        forged = seal(draft, tip.hash)
+        landed = await events.append(subject, forged, expected_sequence=last.sequence)
+        with capture_logs() as logs, pytest.raises(grpc.RpcError) as caught:
+            await join(svc.stub, "bob", 2, table="tables/t1")
+        err = rich_error(caught.value)
+        assert (err.code, err.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "LOG_QUARANTINED")
+        assert dict(err.metadata) == {
+            "stream": "t1",
+            "sequence": str(landed.sequence),
+            "problem": "not our envelope",
+        }
+        assert [e["problem"] for e in logs if e["event"] == "log.corrupt"] == ["not our envelope"]
+        assert wallet.cash["bob"] == 1000  # the refused buy-in was refunded
+        with pytest.raises(grpc.RpcError) as caught:  # refused from memory from now on
+            await join(svc.stub, "cat", 3, table="tables/t1")
+        assert rich_error(caught.value).reason == "LOG_QUARANTINED"
+        assert await _seated(svc.stub, "tables/t1") == {"ann"}
+        await join(svc.stub, "bob", 1, table="tables/t2")
+        assert await _seated(svc.stub, "tables/t2") == {"bob"}
+    finally:
+        await svc.stop()
