@@ -22,7 +22,7 @@ from openpoker.api.table.v1 import table_service_pb2 as tpb
 from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
 from openpoker.dispute.source import offline_server
 from openpoker.engine.table_events import ChipsAdded
-from openpoker.eventstore import Draft, Envelope, seal
+from openpoker.eventstore import Draft, Envelope, RecordedEvent, seal
 from openpoker.eventstore import codec as envelope_codec
 from openpoker.eventstore.jetstream import MSG_ID_HEADER
 from openpoker.eventstore.keyfiles import keyring_path, load_signer, signing_key_path
@@ -297,3 +297,35 @@ def test_an_unreadable_keyring_is_an_error_not_a_pass(played: Path, tmp_path: Pa
     code, _, err = _run("ledger", "audit", "--data-dir", str(played), "--signing-keys", str(missing))
     assert code == 2
     assert "signing keyring" in err
+
+
+# Events neither the ledger nor a table folds: a foreign message's.
+FOREIGN_EVENTS = (RecordedEvent(type="Bogus", payload=b'{"type":"Bogus"}'),)
+
+
+def test_a_backup_holding_foreign_messages_is_a_finding_not_a_traceback(played: Path, tmp_path: Path) -> None:
+    """Well-formed envelopes whose events do not fold, on the ledger and on the table's log, in
+    a backup: both audit tools name them (as the live ones do) and exit 1."""
+    copy = tmp_path / "foreign"
+    ledger_version = _forge_into_copy(played, copy, LEDGER, lambda last: _next_draft(last, FOREIGN_EVENTS))
+    seq, last = _read(copy, *TABLE_LOG)[-1]
+    forged = seal(_next_draft(last, FOREIGN_EVENTS), last.hash)
+    _publish(copy, TABLE_LOG, forged, after=seq)
+    backup = tmp_path / "backup"
+    code, _, err = _run("backup", "--out", str(backup), "--data-dir", str(copy))
+    assert code == 0, err
+    keys = str(keyring_path(played))
+    code, out, err = _run("ledger", "audit", "--backup", str(backup), "--signing-keys", keys)
+    assert code == 1, out + err
+    assert "Traceback" not in out + err
+    assert "BREACH: hash chain: events do not fold at stream sequence" in out
+    assert f"(version {ledger_version}) of wallet" in out
+    assert "BREACH: table log: events do not fold at stream sequence" in out
+    assert f"(version {forged.version}) of {TABLE}" in out
+    code, out, err = _run(
+        "replay", "--table", TABLE, "--json", "--backup", str(backup), "--signing-keys", keys
+    )
+    assert code == 1, out + err
+    assert "Traceback" not in out + err
+    failure = json.loads(out)["failure"]
+    assert failure["version"] == forged.version, failure
