@@ -16,6 +16,7 @@ from openpoker.eventstore.codec import decode, encode
 from openpoker.eventstore.keyfiles import (
     ensure_signing_key,
     keyring_path,
+    keyring_setting,
     load_keyring,
     load_signer,
     rotate_signing_key,
@@ -198,3 +199,34 @@ def test_the_setting_is_required_over_tls_and_the_key_must_be_private(tmp_path: 
     path.chmod(0o644)
     with pytest.raises(ValueError, match="0600"):
         signer_setting(str(path), TABLE_WRITER, required=True)
+
+
+def test_a_readers_keyring_file_takes_a_rotated_key_without_a_restart(tmp_path: Path) -> None:
+    """``KeyringFile`` (``POKER_SIGNING_KEYS``): read at start, read again when an envelope names
+    a key id it does not hold and the file changed; a stranger's key stays unknown."""
+    old = load_signer(ensure_signing_key(tmp_path, TABLE_WRITER), TABLE_WRITER)
+    held = keyring_setting(str(keyring_path(tmp_path)), required=True)
+    assert held is not None
+    verify = held.verifier(TABLE_WRITER)
+    before = chain(2, old)
+    assert [verify(e) for e in before] == [None, None]
+    stranger = chain(1, new_signer(), start=3, prev=before[-1].hash)[0]
+    assert verify(stranger) == f"unknown signing key {stranger.key_id!r} at version 3"
+    new = rotate_signing_key(tmp_path, TABLE_WRITER)
+    after = chain(1, new, start=3, prev=before[-1].hash)[0]
+    assert verify(after) is None  # the file changed: read again
+    assert set(held.keyring.keys) == {old.key_id, new.key_id}
+    assert verify(stranger) == f"unknown signing key {stranger.key_id!r} at version 3"
+    assert verify(chain(1, None)[0]) == "unsigned envelope at version 1"
+    assert held.verifier(WALLET_WRITER)(after) is not None  # another writer's log: refused
+    # A key the file loses stays held by a running reader (it verified envelopes with it).
+    keyring_path(tmp_path).write_text(json.dumps({"keys": []}))
+    assert verify(before[0]) is None
+
+
+def test_the_keyring_setting_is_required_over_tls(tmp_path: Path) -> None:
+    assert keyring_setting("", required=False) is None
+    with pytest.raises(ValueError, match="required over TLS"):
+        keyring_setting("", required=True)
+    with pytest.raises(ValueError, match="unreadable signing keyring"):
+        keyring_setting(str(tmp_path / "none.json"), required=False)
