@@ -51,7 +51,6 @@ from openpoker.api.table.v1 import table_service_pb2_grpc as pb_grpc
 from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
 from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from openpoker.engine.cards import STANDARD_DECK
-from openpoker.eventstore import keyfiles
 from openpoker.shell import childproc, pki
 from openpoker.shell.client import channel, health_status
 from openpoker.shell.natsproc import NatsServer
@@ -324,15 +323,10 @@ async def _run(quick: bool, *, secure: bool = False) -> dict[str, object]:
         dealer_tls = admin_tls = None
         deck_keys: DeckKeys | None = None
         table_env: dict[str, str] = {}
-        signing: dict[str, str] = {}  # the wallet's own signing key (secure runs)
         if secure:
             local = pki.ensure_local_pki(Path(tmp))
             deck_keys = ensure_deck_keys(Path(tmp) / "deck-keys.json")
             table_env["POKER_DECK_KEYS"] = str(Path(tmp) / "deck-keys.json")
-            # Each writer signs with its own key; each verifies what it loads against the keyring.
-            table_env["POKER_SIGNING_KEY"] = str(keyfiles.ensure_signing_key(Path(tmp), "table"))
-            signing["POKER_SIGNING_KEY"] = str(keyfiles.ensure_signing_key(Path(tmp), "wallet"))
-            common["POKER_SIGNING_KEYS"] = str(keyfiles.keyring_path(Path(tmp)))
             common["POKER_TLS_DIR"] = str(local.root)
             common["POKER_WALLET_CLIENT_PORT"] = str(_free_port())
             common["POKER_TABLE_CLIENT_PORT"] = str(_free_port())
@@ -340,7 +334,7 @@ async def _run(quick: bool, *, secure: bool = False) -> dict[str, object]:
             admin_tls = TlsFiles.from_pki(local, pki.CLIENT)
         # Each player deposits 10**9 once (never broke): above the wallet's default deposit limits.
         limits = {f"POKER_WALLET_{k}": str(10**12) for k in ("MAX_DEPOSIT", "DAILY_DEPOSIT", "MAX_BALANCE")}
-        wallet_env = {**common, **signing, **limits, "POKER_WALLET_PORT": str(wallet_port)}
+        wallet_env = {**common, **limits, "POKER_WALLET_PORT": str(wallet_port)}
         procs = [_spawn("openpoker.services.wallet", wallet_env)]
         try:
             await _serving(f"127.0.0.1:{wallet_port}", admin_tls)
