@@ -161,7 +161,7 @@ class _Table:
         acts: BatchedCalls | None = None,
     ) -> None:
         self.stub = stub
-        self.admin = admin or stub  # who creates the table and seats the players
+        self.admin = admin or stub  # who creates the table
         self.deck_keys = deck_keys  # over TLS the table takes sealed decks only, as rng seals them
         self.table_id = table_id
         self.name = f"tables/{table_id}"
@@ -189,12 +189,14 @@ class _Table:
             pb.CreateTableRequest(request_id=str(uuid.uuid4()), table_id=self.table_id, config=config),
             metadata=ADMIN,
         )
+        # Seated, like their actions, by the game server's (the dealer's) certificate: a service
+        # names the players it acts for; pokerctl's staff certificate sits in nobody's seat.
         for seat, player in ((1, f"{self.table_id}-a"), (2, f"{self.table_id}-b")):
-            await self.admin.JoinTable(
+            await self.stub.JoinTable(
                 pb.JoinTableRequest(
                     request_id=str(uuid.uuid4()), table=self.name, player_id=player, seat=seat, buy_in=200
                 ),
-                metadata=ADMIN,
+                metadata=DEALER,
             )
 
     async def start(self) -> pb.Hand:
