@@ -10,7 +10,7 @@ import json
 import socket
 import time
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,8 +73,7 @@ def route_peers(node: NatsServer) -> set[str]:
     return {str(route.get("remote_name")) for route in routes}
 
 
-def wait_for(condition: str, check: object, timeout: float = 20.0) -> None:
-    assert callable(check)
+def wait_for(condition: str, check: Callable[[], bool], timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
     while not check():
         if time.monotonic() > deadline:
