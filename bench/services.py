@@ -349,6 +349,8 @@ async def _run(quick: bool, *, secure: bool = False) -> dict[str, object]:
             for name, env in (("table", table_env), ("wallet", wallet_env)):
                 env.update(NatsCredentials.local(name, data).env())
                 env["POKER_SIGNING_KEY"] = str(keyfiles.ensure_signing_key(data, name))
+            # Each service verifies the envelopes it loads against the published keyring.
+            common["POKER_SIGNING_KEYS"] = str(keyfiles.keyring_path(data))
             dealer_tls = TlsFiles.from_pki(local, "dealer")
             admin_tls = TlsFiles.from_pki(local, pki.CLIENT)
         server.start()
