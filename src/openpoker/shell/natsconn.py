@@ -4,7 +4,9 @@ Every process that talks to NATS (the four services, ``pokerctl``'s live command
 through ``connect``. ``NatsCredentials.from_env`` reads ``POKER_NATS_NKEY`` (the seed file,
 ``DATA/nats/auth/<name>.nk`` on a local system) and ``POKER_NATS_CA`` (the CA the server's
 certificate must chain to, ``DATA/pki/ca.crt``); with neither, the connection is anonymous and
-plaintext, as a server without authorization (test rigs, ``POKER_INSECURE``) expects.
+plaintext, as a server without authorization (test rigs, ``POKER_INSECURE``) expects. A
+``NatsTarget`` is a server and who to be there: what ``pokerctl``'s readers are given, live or
+a private server of their own (``pokerctl.natsopts``, ``dispute.source.offline_server``).
 """
 
 from __future__ import annotations
@@ -72,6 +74,10 @@ class NatsCredentials:
             out["tls"] = context
         return out
 
+    @property
+    def empty(self) -> bool:
+        return self.seed is None and self.ca is None
+
 
 def operator() -> NatsCredentials:
     """``pokerctl``'s credentials from its environment (anonymous when none are set)."""
@@ -82,3 +88,19 @@ async def connect(url: str, credentials: NatsCredentials | None = None, **kwargs
     """``nats.connect`` as ``credentials`` (anonymous when None or empty)."""
     options = {} if credentials is None else credentials.options()
     return await nats.connect(url, **options, **kwargs)
+
+
+@dataclass(frozen=True, slots=True)
+class NatsTarget:
+    """A NATS server and the credentials to connect there with (None: anonymous)."""
+
+    url: str
+    credentials: NatsCredentials | None = None
+
+    @classmethod
+    def of(cls, target: NatsTarget | str) -> NatsTarget:
+        """A target as given, or a bare URL: an open server (a test rig's)."""
+        return target if isinstance(target, NatsTarget) else cls(target)
+
+    async def connect(self, **kwargs: Any) -> Client:
+        return await connect(self.url, self.credentials, **kwargs)
