@@ -11,7 +11,6 @@ a private server of their own (``pokerctl.natsopts``, ``dispute.source.offline_s
 
 from __future__ import annotations
 
-import os
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -73,15 +72,6 @@ class NatsCredentials:
             context.minimum_version = ssl.TLSVersion.TLSv1_2
             out["tls"] = context
         return out
-
-    @property
-    def empty(self) -> bool:
-        return self.seed is None and self.ca is None
-
-
-def operator() -> NatsCredentials:
-    """``pokerctl``'s credentials from its environment (anonymous when none are set)."""
-    return NatsCredentials.from_env("pokerctl", os.environ)
 
 
 async def connect(url: str, credentials: NatsCredentials | None = None, **kwargs: Any) -> Client:
