@@ -53,19 +53,31 @@ class EscrowDrift:
         return {"table": self.table_id, "player": self.player, "stack": self.stack, "escrow": self.escrow}
 
 
+class LogUnfoldable(ValueError):
+    """A table's log holds an envelope that does not fold (foreign or forged): its stacks cannot
+    be compared; ``pokerctl replay`` names what is wrong with it."""
+
+
 def fold_log(table_id: str, log: Sequence[LoggedEnvelope]) -> TableModel:
-    """The table as its log folds it (no check: ``pokerctl replay`` checks the log)."""
+    """The table as its log folds it (no check: ``pokerctl replay`` checks the log); an envelope
+    that does not fold is ``LogUnfoldable``."""
     model = TableModel(table_id=table_id)
     for logged in log:
         env = logged.envelope
-        model.apply(
-            decode_events(env),
-            version=env.version,
-            sequence=logged.sequence,
-            envelope_hash=env.hash,
-            command_id=env.command_id,
-            recorded_at=env.recorded_at,
-        )
+        try:
+            model.apply(
+                decode_events(env),
+                version=env.version,
+                sequence=logged.sequence,
+                envelope_hash=env.hash,
+                command_id=env.command_id,
+                recorded_at=env.recorded_at,
+            )
+        except Exception as exc:  # any event the engine cannot fold: a finding, not a crash
+            raise LogUnfoldable(
+                f"table {table_id}: its log does not fold at version {env.version} ({exc!r}); "
+                f"run pokerctl replay --table {table_id}"
+            ) from exc
     return model
 
 

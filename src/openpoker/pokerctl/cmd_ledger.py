@@ -44,7 +44,7 @@ from pathlib import Path
 
 from nats.js.errors import NotFoundError
 
-from openpoker.dispute.escrow import EscrowCheck, check_tables, fold_log
+from openpoker.dispute.escrow import EscrowCheck, LogUnfoldable, check_tables, fold_log
 from openpoker.dispute.source import EvidenceUnreadable, connect, offline_server, read_table_log, table_ids
 from openpoker.eventstore import Envelope, verify_chain
 from openpoker.eventstore.jetstream import JetStreamEventStore
@@ -204,7 +204,7 @@ def run_audit(args: argparse.Namespace) -> int:
         else:
             target = natsopts.live_target(args, data_dir=args.data_dir)
             result = asyncio.run(audit_live(target, stream=args.stream, keyring=keyring))
-    except (LedgerUnreadable, EvidenceUnreadable) as exc:
+    except (LedgerUnreadable, EvidenceUnreadable, LogUnfoldable) as exc:
         print(f"pokerctl ledger audit: {exc}", file=sys.stderr)
         return 2
     _print(result, as_json=args.json)
