@@ -43,7 +43,6 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
-import nats
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
@@ -51,8 +50,11 @@ from openpoker.api.table.v1 import table_service_pb2_grpc as pb_grpc
 from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
 from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from openpoker.engine.cards import STANDARD_DECK
-from openpoker.shell import childproc, pki
+from openpoker.eventstore import keyfiles
+from openpoker.pokerctl import natssetup
+from openpoker.shell import childproc, natsauth, natsconn, pki
 from openpoker.shell.client import channel, health_status
+from openpoker.shell.natsconn import NatsCredentials
 from openpoker.shell.natsproc import NatsServer
 from openpoker.shell.streamcalls import BatchedCalls, StreamedCalls
 from openpoker.shell.tls import TlsFiles
@@ -159,7 +161,7 @@ class _Table:
         acts: BatchedCalls | None = None,
     ) -> None:
         self.stub = stub
-        self.admin = admin or stub  # who creates the table and seats the players
+        self.admin = admin or stub  # who creates the table
         self.deck_keys = deck_keys  # over TLS the table takes sealed decks only, as rng seals them
         self.table_id = table_id
         self.name = f"tables/{table_id}"
@@ -187,12 +189,14 @@ class _Table:
             pb.CreateTableRequest(request_id=str(uuid.uuid4()), table_id=self.table_id, config=config),
             metadata=ADMIN,
         )
+        # Seated, like their actions, by the game server's (the dealer's) certificate: a service
+        # names the players it acts for; pokerctl's staff certificate sits in nobody's seat.
         for seat, player in ((1, f"{self.table_id}-a"), (2, f"{self.table_id}-b")):
-            await self.admin.JoinTable(
+            await self.stub.JoinTable(
                 pb.JoinTableRequest(
                     request_id=str(uuid.uuid4()), table=self.name, player_id=player, seat=seat, buy_in=200
                 ),
-                metadata=ADMIN,
+                metadata=DEALER,
             )
 
     async def start(self) -> pb.Hand:
@@ -236,7 +240,13 @@ class _Table:
 
 
 async def _peers(
-    target: str, nats_url: str, n: int, server_pid: int, tls: TlsFiles | None = None
+    target: str,
+    nats_url: str,
+    n: int,
+    server_pid: int,
+    *,
+    tls: TlsFiles | None = None,
+    nats_credentials: NatsCredentials | None = None,
 ) -> dict[str, float]:
     grpc_samples: list[float] = []
     async with channel(target, tls) as chan:
@@ -247,7 +257,7 @@ async def _peers(
             await stub.Check(health_pb2.HealthCheckRequest())
             grpc_samples.append(time.perf_counter() - t0)
         grpc_cpu = _cpu_seconds(server_pid) - cpu0
-    nc = await nats.connect(nats_url)
+    nc = await natsconn.connect(nats_url, nats_credentials)
     js = nc.jetstream()
     await js.add_stream(name="BENCH_PEER", subjects=["bench.peer.>"], duplicate_window=120)
     append_samples: list[float] = []
@@ -316,25 +326,38 @@ async def _run(quick: bool, *, secure: bool = False) -> dict[str, object]:
     batch_streams = 2 if quick else BATCH_STREAMS
     seconds = 2.0 if quick else 10.0
     with tempfile.TemporaryDirectory() as tmp:
-        server = NatsServer(data_dir=Path(tmp) / "nats")
-        server.start()
+        data = Path(tmp)
+        server = NatsServer(data_dir=data / "nats")
         wallet_port, table_port = _free_port(), _free_port()
-        common = {"POKER_NATS_URL": server.url}
         dealer_tls = admin_tls = None
+        nats_admin: NatsCredentials | None = None
         deck_keys: DeckKeys | None = None
+        common: dict[str, str] = {}
         table_env: dict[str, str] = {}
+        wallet_env: dict[str, str] = {}
         if secure:
-            local = pki.ensure_local_pki(Path(tmp))
-            deck_keys = ensure_deck_keys(Path(tmp) / "deck-keys.json")
-            table_env["POKER_DECK_KEYS"] = str(Path(tmp) / "deck-keys.json")
+            # As `pokerctl up` runs it: TLS and tokens on gRPC, NATS with a key per service over
+            # TLS and streams set up by the admin identity, envelopes signed by their writer.
+            local = pki.ensure_local_pki(data)
+            server.config_file = natsauth.server_config(natsauth.ensure_nats_auth(data, local))
+            nats_admin = NatsCredentials.local(natsauth.ADMIN, data)
+            deck_keys = ensure_deck_keys(data / "deck-keys.json")
             common["POKER_TLS_DIR"] = str(local.root)
             common["POKER_WALLET_CLIENT_PORT"] = str(_free_port())
             common["POKER_TABLE_CLIENT_PORT"] = str(_free_port())
+            table_env["POKER_DECK_KEYS"] = str(data / "deck-keys.json")
+            for name, env in (("table", table_env), ("wallet", wallet_env)):
+                env.update(NatsCredentials.local(name, data).env())
+                env["POKER_SIGNING_KEY"] = str(keyfiles.ensure_signing_key(data, name))
             dealer_tls = TlsFiles.from_pki(local, "dealer")
             admin_tls = TlsFiles.from_pki(local, pki.CLIENT)
+        server.start()
+        if nats_admin is not None:
+            await natssetup.set_up(server.url, nats_admin)
+        common["POKER_NATS_URL"] = server.url
         # Each player deposits 10**9 once (never broke): above the wallet's default deposit limits.
         limits = {f"POKER_WALLET_{k}": str(10**12) for k in ("MAX_DEPOSIT", "DAILY_DEPOSIT", "MAX_BALANCE")}
-        wallet_env = {**common, **limits, "POKER_WALLET_PORT": str(wallet_port)}
+        wallet_env = {**common, **wallet_env, **limits, "POKER_WALLET_PORT": str(wallet_port)}
         procs = [_spawn("openpoker.services.wallet", wallet_env)]
         try:
             await _serving(f"127.0.0.1:{wallet_port}", admin_tls)
@@ -411,7 +434,14 @@ async def _run(quick: bool, *, secure: bool = False) -> dict[str, object]:
                         rounds[key]["commands_per_message"] = round(sent / sum(c.messages for c in shared), 1)
                         for calls in shared:
                             await calls.close()
-            peers = await _peers(target, server.url, 300 if quick else 2000, procs[1].pid, dealer_tls)
+            peers = await _peers(
+                target,
+                server.url,
+                300 if quick else 2000,
+                procs[1].pid,
+                tls=dealer_tls,
+                nats_credentials=nats_admin,
+            )
         finally:
             for p in procs:
                 p.terminate()
@@ -451,8 +481,10 @@ async def _run(quick: bool, *, secure: bool = False) -> dict[str, object]:
 
 
 def run(quick: bool) -> dict[str, object]:
-    """Plaintext, then the same over TLS (mutual TLS with the dealer's and pokerctl's
-    certificates, each call authenticated by the interceptor), in one run."""
+    """Plaintext, then the same secured as ``pokerctl up`` runs it, in one run: gRPC over TLS
+    (mutual TLS with the dealer's and pokerctl's certificates, each call authenticated by the
+    interceptor), NATS over TLS with a key per service and least-privilege permissions, and
+    every envelope signed by its writer. ``tls`` holds the secured run's figures and cost."""
     plain = asyncio.run(_run(quick))
     secure = asyncio.run(_run(quick, secure=True))
     keys = ("action_p50_ms", "action_p99_ms", "actions_per_s", "server_cpu_ms_per_action", "grpc_call_p50_ms")

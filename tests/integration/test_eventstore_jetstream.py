@@ -118,6 +118,28 @@ async def test_keeper_renews_in_the_background(nc: Client) -> None:
     await a.release()
 
 
+async def test_release_after_a_renewal_whose_ack_was_lost(nc: Client) -> None:
+    """A renewal that timed out may still land: release must delete the key anyway, not raise."""
+    kv = await ensure_bucket(nc.jetstream(), BucketSettings(bucket="stale", ttl=10.0))
+    a = LeaseKeeper(kv, "part.4", owner="node-a", ttl=10.0)
+    epoch = await a.acquire()
+    landed = await kv.update("part.4", b"node-a", last=epoch)  # the keeper never saw this revision
+    assert landed != epoch
+    await a.release()
+    b = LeaseKeeper(kv, "part.4", owner="node-b", ttl=10.0)
+    await b.acquire()  # the key is gone: the next owner takes it at once
+    await b.release()
+
+
+async def test_release_leaves_a_lease_someone_else_took(nc: Client) -> None:
+    kv = await ensure_bucket(nc.jetstream(), BucketSettings(bucket="taken", ttl=10.0))
+    a = LeaseKeeper(kv, "part.5", owner="node-a", ttl=10.0)
+    epoch = await a.acquire()
+    await kv.update("part.5", b"node-b", last=epoch)  # another owner's value
+    await a.release()
+    assert (await kv.get("part.5")).value == b"node-b"
+
+
 async def test_a_short_nats_outage_does_not_cost_the_lease(tmp_path: Path) -> None:
     server = NatsServer(data_dir=tmp_path / "nats", port=free_port())
     server.start()

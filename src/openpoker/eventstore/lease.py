@@ -22,10 +22,14 @@ import contextlib
 import time
 from collections.abc import Callable
 
-from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import BadRequestError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
 from openpoker.eventstore.errors import EventStoreError
+
+# JetStream's error code for a compare-and-set whose expected last sequence is not the key's:
+# nats-py raises it from KV delete as a plain BadRequestError.
+WRONG_LAST_SEQUENCE = 10071
 
 GIVE_UP_FRACTION = 0.8
 
@@ -181,8 +185,17 @@ class LeaseKeeper:
                 await self._task
             self._task = None
         if self.held:
-            with contextlib.suppress(KeyWrongLastSequenceError):
-                await self._kv.delete(self.key, last=self._revision)
+            for _ in range(2):
+                try:
+                    await self._kv.delete(self.key, last=self._revision)
+                    break
+                except (KeyWrongLastSequenceError, BadRequestError) as e:
+                    # A renewal that timed out here may still have landed: our revision is
+                    # stale, not the lease lost. Adopt it and delete again; never someone else's.
+                    if isinstance(e, BadRequestError) and e.err_code != WRONG_LAST_SEQUENCE:
+                        raise
+                    if not await self._adopt_own_write():
+                        break
         self._lose("released")
 
     def check(self) -> None:

@@ -16,9 +16,12 @@ services start, and holds every permission. Each identity's inbox is its own
 in ``DATA/nats/auth/<name>.nk`` (0600, folder 0700), usable as nats-py's ``nkeys_seed=``, and
 the server certificate and key from the local CA (``shell.pki``). ``server_config`` renders the
 ``nats-server`` config file: the nkey users with their permissions, TLS with that certificate,
-and monitoring on loopback only. ``private_server_auth`` is the config of a server one process
-starts for itself on a copy of a store (the offline ``pokerctl`` readers): one user, a fresh seed
-that never leaves the copy's folder, loopback only.
+and monitoring on loopback only. ``cluster_node_config`` renders a cluster node's: the same
+users, permissions and client TLS with a certificate of its own (valid for its name too), plus
+routes over TLS where each end must present a certificate of the same CA (``verify``).
+``private_server_auth`` is the config of a server one process starts for itself on a copy of a
+store (the offline ``pokerctl`` readers): one user, a fresh seed that never leaves the copy's
+folder, loopback only.
 """
 
 from __future__ import annotations
@@ -199,17 +202,60 @@ def public_key(seed_file: Path) -> str:
     return str(pair.public_key.decode())
 
 
-def render_config(users: Sequence[tuple[str, str]], *, cert: Path, key: Path, ca: Path) -> str:
-    """The ``nats-server`` config text for ``(name, public nkey)`` users (pure); JSON values
-    are valid in its syntax, so each block is written as JSON."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClusterNode:
+    """A cluster node's part of its config: its name, the cluster's, and its route TLS.
+
+    Routes use TLS with ``verify``: a peer must present a certificate of ``ca`` (both ends of a
+    route check each other), which is what authenticates a route. ``listen`` and ``routes`` may
+    be left empty when the command line gives them (``natsproc.NatsCluster`` picks ports)."""
+
+    name: str
+    cluster: str
+    cert: Path
+    key: Path
+    listen: str = ""
+    routes: tuple[str, ...] = ()
+
+
+def render_authorization(users: Sequence[tuple[str, str]]) -> str:
+    """The ``authorization`` block for ``(name, public nkey)`` users (pure)."""
     entries = [{"nkey": nkey, "permissions": permissions(name)} for name, nkey in users]
+    return f"authorization: {json.dumps({'users': entries}, indent=2)}"
+
+
+def render_config(
+    users: Sequence[tuple[str, str]],
+    *,
+    cert: Path,
+    key: Path,
+    ca: Path,
+    node: ClusterNode | None = None,
+) -> str:
+    """The ``nats-server`` config text for ``(name, public nkey)`` users (pure); JSON values
+    are valid in its syntax, so each block is written as JSON. With ``node``, a cluster node's:
+    the same users, permissions and client TLS, plus its routes over verified TLS."""
     tls = {"cert_file": str(cert), "key_file": str(key), "ca_file": str(ca), "timeout": 5}
     lines = [
         "# Written by openpoker (shell.natsauth) at every start: edit the code, not this file.",
         'http: "127.0.0.1:-1"',
         f"tls: {json.dumps(tls)}",
-        f"authorization: {json.dumps({'users': entries}, indent=2)}",
+        render_authorization(users),
     ]
+    if node is not None:
+        route_tls = {
+            "cert_file": str(node.cert),
+            "key_file": str(node.key),
+            "ca_file": str(ca),
+            "verify": True,
+            "timeout": 5,
+        }
+        cluster: dict[str, object] = {"name": node.cluster, "tls": route_tls}
+        if node.listen:
+            cluster["listen"] = node.listen
+        if node.routes:
+            cluster["routes"] = list(node.routes)
+        lines += [f"server_name: {json.dumps(node.name)}", f"cluster: {json.dumps(cluster, indent=2)}"]
     return "\n".join(lines) + "\n"
 
 
@@ -231,3 +277,32 @@ def private_server_auth(folder: Path, name: str = POKERCTL) -> tuple[Path, Path]
     config = folder / "nats-server.conf"
     pki.write_secret(config, text.encode())
     return config, seed
+
+
+def node_cert_name(node: str) -> str:
+    """A cluster node's certificate and key in DATA/pki/ (``nats-<node>.crt``/``.key``)."""
+    return f"{NATS_CERT}-{node}" if node else NATS_CERT
+
+
+def cluster_node_config(
+    auth: NatsAuth,
+    local_pki: pki.LocalPki,
+    *,
+    node: str,
+    cluster: str,
+    listen: str = "",
+    routes: Sequence[str] = (),
+    identities: Iterable[str] = IDENTITIES,
+) -> Path:
+    """Write the config of cluster node ``node`` and return its path (``nats-server-<node>.conf``
+    next to the single server's). The node gets its own certificate from the CA, valid for
+    ``localhost``, ``127.0.0.1`` and its name, for its clients and its routes alike."""
+    name = node_cert_name(node)
+    pki.ensure_server_leaf(local_pki, name, uri=pki.infra_id(name), hosts=(node,))
+    cert, key = local_pki.cert(name), local_pki.key(name)
+    users = [(ident, public_key(auth.seed(ident))) for ident in identities]
+    spec = ClusterNode(name=node, cluster=cluster, cert=cert, key=key, listen=listen, routes=tuple(routes))
+    text = render_config(users, cert=cert, key=key, ca=auth.ca, node=spec)
+    path = auth.root / f"nats-server-{node}.conf"
+    pki.write_secret(path, text.encode())
+    return path

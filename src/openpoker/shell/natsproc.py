@@ -31,6 +31,7 @@ import sysconfig
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -235,13 +236,26 @@ class NatsCluster:
     """``size`` clustered ``nats-server -js`` processes on 127.0.0.1 (for R3 tests and demos).
 
     Each node keeps its store in ``data_dir/n<i>``; ``stop_node``/``kill_node``/``start_node``
-    exercise failover. Route ports are chosen up front (free at that moment).
+    exercise failover. Route ports are chosen up front (free at that moment) and given on the
+    command line. ``config_files`` (one per node, ``natsauth.cluster_node_config``) secure it
+    as ``config_file`` secures a ``NatsServer``: nkey users, permissions and TLS for clients,
+    routes over TLS verified against the CA; without them every connection is open.
     """
 
-    def __init__(self, *, data_dir: Path | str, size: int = 3, name: str = "poker-test") -> None:
+    def __init__(
+        self,
+        *,
+        data_dir: Path | str,
+        size: int = 3,
+        name: str = "poker-test",
+        config_files: Sequence[Path | str] | None = None,
+    ) -> None:
+        if config_files is not None and len(config_files) != size:
+            raise ValueError(f"{len(config_files)} config files for {size} nodes")
         self.data_dir = Path(data_dir)
         self.size = size
         self.name = name
+        self.config_files = None if config_files is None else [Path(c) for c in config_files]
         self.nodes = self._make_nodes()
 
     def _make_nodes(self) -> list[NatsServer]:
@@ -254,6 +268,7 @@ class NatsCluster:
                 cluster_name=self.name,
                 cluster_port=ports[i],
                 routes=routes,
+                config_file=None if self.config_files is None else self.config_files[i],
             )
             for i in range(self.size)
         ]
