@@ -8,9 +8,20 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from openpoker.dispute.escrow import EscrowDrift, check_tables, drifts, fold_log, in_hand, seat_stacks
+from openpoker.dispute.escrow import (
+    EscrowDrift,
+    check_tables,
+    drifts,
+    fold_log,
+    fold_log_checked,
+    in_hand,
+    seat_stacks,
+)
+from openpoker.dispute.evidence import LoggedEnvelope
 from openpoker.engine.hand_events import HandStarted
-from openpoker.engine.table_events import StartHand
+from openpoker.engine.table_events import ChipsAdded, StartHand
+from openpoker.eventstore.chain import seal
+from openpoker.eventstore.envelope import Draft
 from openpoker.ledger.accounts import Balances
 from openpoker.ledger.commands import PlayerAmount
 from openpoker.ledger.decider import LedgerState
@@ -18,6 +29,7 @@ from openpoker.ledger.events import HandStatus
 from openpoker.ledger.hands import HandRecord, hand_key
 from openpoker.shuffle import commitment, derive_deck
 from openpoker.tablelog.model import TableModel
+from openpoker.tablelog.store import to_recorded
 from tests.dispute.test_check import RULES, Built, T
 
 players = st.sampled_from(["ann", "bob", "cat", "dan", "eve"])
@@ -134,3 +146,26 @@ def test_a_table_nobody_sits_at_is_not_counted() -> None:
         "settling": [],
         "drifts": [],
     }
+
+
+def test_a_log_that_does_not_fold_is_named_not_a_crash() -> None:
+    built = Built(1)
+    last = built.envelopes[-1].envelope
+    forged = seal(
+        Draft(
+            stream_id=last.stream_id,
+            version=last.version + 1,
+            command_id="forged",
+            owner_epoch=last.owner_epoch,
+            rules_version=last.rules_version,
+            engine_version=last.engine_version,
+            events=(to_recorded(ChipsAdded(seat=99, amount=1_000_000)),),  # no such seat
+            recorded_at=last.recorded_at,
+        ),
+        last.hash,
+    )
+    log = [*built.envelopes, LoggedEnvelope(envelope=forged, sequence=forged.version, msg_id=forged.msg_id)]
+    model, finding = fold_log_checked(T, log)
+    assert finding is not None
+    assert (finding.stream, finding.version) == (T, forged.version)
+    assert seat_stacks(model) == seat_stacks(fold_log(T, built.envelopes))  # the genuine prefix

@@ -48,6 +48,7 @@ from openpoker.pokerctl.bots import Behaviour, create_table, start_bots, table_c
 from openpoker.pokerctl.cmd_demo import hands_played, quiesce
 from openpoker.pokerctl.local import LocalSystem
 from openpoker.shell.client import channel
+from openpoker.shell.natsconn import NatsTarget
 from openpoker.shell.natsproc import NatsServer
 
 HANDS = 200
@@ -149,8 +150,8 @@ async def _read_subject(js: Any, stream: str, subject: str) -> list[Message]:
 
 
 def read_logs(data_dir: Path, table_id: str) -> Logs:
-    async def go(url: str) -> Logs:
-        nc = await nats.connect(url)
+    async def go(private: NatsTarget) -> Logs:
+        nc = await private.connect()
         try:
             js = nc.jetstream()
             return Logs(
@@ -161,8 +162,8 @@ def read_logs(data_dir: Path, table_id: str) -> Logs:
         finally:
             await nc.close()
 
-    with offline_server(data_dir) as url:
-        return asyncio.run(go(url))
+    with offline_server(data_dir) as private:
+        return asyncio.run(go(private))
 
 
 def write_logs(logs: Logs, folder: Path) -> Path:
@@ -549,8 +550,8 @@ def _strict_pokerkit(text: str, rake: Callable[[int, Any], tuple[int, int]]) -> 
 
 
 def _hands_by_id(played: Path) -> dict[str, HandReplay]:
-    with offline_server(played) as url:
-        evidence = asyncio.run(read_evidence(url, None))
+    with offline_server(played) as private:
+        evidence = asyncio.run(read_evidence(private, None))
     out: dict[str, HandReplay] = {}
     for ev in evidence:
         r = replay_table(ev.table_id, ev.log, reveals=ev.reveals, wallet=ev.wallet)

@@ -50,9 +50,7 @@ def results(source: list[str]) -> dict[str, tuple[int, str]]:
 
 def test_backup_wipe_restore_replay_and_audit_agree(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    # NATS open (nats_auth=False): backup, restore and replay --nats connect without NATS
-    # credentials for now, and restore creates streams, which only the admin identity may.
-    with local_system(data, secure=True, nats_auth=False) as system:
+    with local_system(data, secure=True) as system:
         played = asyncio.run(
             play(
                 Connection.of_system(system),
@@ -66,7 +64,8 @@ def test_backup_wipe_restore_replay_and_audit_agree(tmp_path: Path) -> None:
         )
         assert played.hands >= 3
         # A backup of the running system works too (it is not the one compared: hands may go on).
-        code, stdout, err = run(["backup", "--out", str(tmp_path / "live"), "--nats", system.nats.url])
+        live = ["--nats", system.nats.url, "--data-dir", str(data)]  # as pokerctl, with its credentials
+        code, stdout, err = run(["backup", "--out", str(tmp_path / "live"), *live])
         assert code == 0, err
         assert set(EVIDENCE) <= set(json.loads(stdout)["streams"])
 
@@ -91,29 +90,34 @@ def test_backup_wipe_restore_replay_and_audit_agree(tmp_path: Path) -> None:
     assert results(["--backup", str(backup)]) == before
 
     shutil.rmtree(data / "nats" / "jetstream")
-    nats_only = LocalSystem(data_dir=data, free_ports=True, services=(), secure=True, nats_auth=False)
-    asyncio.run(nats_only.start())
+    nats_only = LocalSystem(data_dir=data, free_ports=True, services=(), secure=True)
+    asyncio.run(nats_only.start())  # the admin sets up every stream, empty
     try:
-        code, stdout, err = run(["restore", "--from", str(backup), "--nats", nats_only.nats.url])
+        restore = ["restore", "--from", str(backup), "--nats", nats_only.nats.url]
+        live = ["--nats", nats_only.nats.url, "--data-dir", str(data)]
+        seed = data / "nats" / "auth" / "pokerctl.nk"
+        code, _, err = run([*restore, "--nats-nkey", str(seed), "--nats-ca", str(data / "pki" / "ca.crt")])
+        assert code == 2, err  # pokerctl reads; only admin may publish evidence
+        code, stdout, err = run([*restore, "--data-dir", str(data)])  # as admin
         assert code == 0, err
         restored = json.loads(stdout)["streams"]
         assert all(restored[name]["sequences_preserved"] for name in EVIDENCE), restored
-        assert results(["--nats", nats_only.nats.url]) == before
-        code, _, err = run(["restore", "--from", str(backup), "--nats", nats_only.nats.url])
+        assert results(live) == before
+        code, _, err = run([*restore, "--data-dir", str(data)])
         assert code == 2
         assert "RESTORE_TARGET_NOT_EMPTY" in err
     finally:
         asyncio.run(nats_only.stop())
 
     # The services start on the restored store: its streams have the settings they ask for.
-    with local_system(data, secure=True, nats_auth=False) as system:
-        code, stdout, _ = run(["replay", "--all", "--nats", system.nats.url])
+    with local_system(data, secure=True) as system:
+        code, stdout, _ = run(["replay", "--all", "--nats", system.nats.url, "--data-dir", str(data)])
         assert (code, stdout) == before["replay"]
 
 
 def test_a_changed_backup_is_refused(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    with local_system(data, secure=True, nats_auth=False) as system:
+    with local_system(data, secure=True) as system:
         played = asyncio.run(
             play(
                 Connection.of_system(system),

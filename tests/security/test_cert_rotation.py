@@ -25,6 +25,7 @@ from openpoker.shell.client import channel, health_status
 from openpoker.shell.config import ShellConfig
 from openpoker.shell.server import RunningServer, start_server
 from openpoker.shell.tls import TlsFiles
+from tests.helpers.natscreds import nats_env
 from tests.helpers.system import local_system
 
 
@@ -42,6 +43,7 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
         "POKER_TLS_DIR": str(local.root),
         "POKER_TABLE_PORT": "0",
         "POKER_TABLE_CLIENT_PORT": "0",
+        **nats_env(tmp_path / "nats"),
     }
     running = await start_server(ShellConfig.from_env("table", env), [])
     try:

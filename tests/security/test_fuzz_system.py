@@ -30,6 +30,8 @@ from openpoker.dispute.source import read_evidence
 from openpoker.pokerctl.bots import buy_in_for, table_config
 from openpoker.pokerctl.cmd_ledger import LedgerAudit, audit_live
 from openpoker.pokerctl.local import LocalSystem
+from openpoker.shell import natsauth
+from openpoker.shell.natsconn import NatsTarget
 from openpoker.shell.tokens import Role
 from tests.helpers.fuzz import Fuzzer
 from tests.helpers.fuzz_checks import Caller, Checks, SeenCards, Shot, Tally, World, rpcs
@@ -142,8 +144,7 @@ async def _fuzz(system: LocalSystem) -> Run:
 
 @pytest.fixture(scope="module")
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
-    # NATS open: the evidence reader (dispute.source) connects without credentials for now.
-    with local_system(tmp_path_factory.mktemp("fuzz"), ENV, secure=True, nats_auth=False) as local:
+    with local_system(tmp_path_factory.mktemp("fuzz"), ENV, secure=True) as local:
         yield local
 
 
@@ -236,8 +237,13 @@ async def test_cards_seen_after_the_betting_are_the_cards_shown(system: LocalSys
         await calls.close()
 
 
+def _bus(system: LocalSystem) -> NatsTarget:
+    """The system's NATS as the operator's read-only ``pokerctl`` identity."""
+    return NatsTarget(system.nats.url, system.nats_credentials(natsauth.POKERCTL))
+
+
 async def _audit(system: LocalSystem) -> LedgerAudit | None:
-    audit = await audit_live(system.nats.url)
+    audit = await audit_live(_bus(system))
     return audit if audit.ok else None
 
 
@@ -245,7 +251,7 @@ async def test_the_ledger_audits_and_money_in_equals_money_out(system: LocalSyst
     try:
         audit = await until(lambda: _audit(system))
     except AssertionError:
-        audit = await audit_live(system.nats.url)
+        audit = await audit_live(_bus(system))
         raise AssertionError(f"ledger audit breaches ({REPRO}): {audit.breaches}") from None
     report = audit.report
     assert not audit.escrow.drifts
@@ -255,7 +261,7 @@ async def test_the_ledger_audits_and_money_in_equals_money_out(system: LocalSyst
 
 
 async def _replays(system: LocalSystem) -> list[str] | None:
-    evidence = await read_evidence(system.nats.url, None)
+    evidence = await read_evidence(_bus(system), None)
     failed = []
     for ev in evidence:
         result = replay_table(
@@ -274,7 +280,7 @@ async def test_every_table_log_folds_and_replays(system: LocalSystem, run: Run) 
     try:
         tables = await until(lambda: _replays(system))
     except AssertionError:
-        evidence = await read_evidence(system.nats.url, None)
+        evidence = await read_evidence(_bus(system), None)
         failures = [
             r.failure.describe()
             for ev in evidence

@@ -35,6 +35,7 @@ from openpoker.shell.server import RunningServer, ServiceSpec, start_server
 from openpoker.shell.tls import TlsFiles
 from openpoker.shell.tokens import Role, TokenInvalid, TokenIssuer, TokenVerifier
 from tests.helpers import secure
+from tests.helpers.natscreds import nats_env
 from tests.helpers.system import local_system
 
 WHO = "/test.Whoami/Who"
@@ -187,6 +188,7 @@ async def serve(tmp_path: Path) -> AsyncIterator[Serve]:
             "POKER_TABLE_PORT": "0",
             "POKER_TABLE_CLIENT_PORT": "0",
             "POKER_QUOTA_RPS": "0",
+            **nats_env(tmp_path / "nats"),
             **extra,
         }
         config = ShellConfig.from_env("table", env)

@@ -22,6 +22,7 @@ from openpoker.eventstore.errors import StreamUnavailable
 from openpoker.eventstore.streams import SETUP_BUCKETS, SETUP_STREAMS, StreamSettings, ensure_stream
 from openpoker.ledger.store import WALLET_SNAPSHOTS
 from openpoker.pokerctl import natssetup
+from openpoker.pokerctl.backup_io import EVIDENCE_STREAMS
 from openpoker.shell import natsauth, natsconn, pki
 from openpoker.shell.natsconn import NatsCredentials
 from openpoker.shell.natsproc import NatsServer
@@ -289,3 +290,50 @@ def test_every_granted_stream_is_one_the_admin_sets_up() -> None:
     for name, grant in natsauth.GRANTS.items():
         granted = {*grant.reads, *(natsauth.kv_stream(b) for b in grant.buckets)}
         assert granted <= set(ALL_STREAMS), name
+
+
+@pytest.mark.parametrize("name", [*SERVICES, natsauth.POKERCTL])
+async def test_no_reader_deletes_a_consumer(secured: Secured, admin: Client, name: str) -> None:
+    """Readers create ephemeral consumers, which the server removes itself; deleting one (another
+    identity's feed, say) is refused, and the consumer stays."""
+    stream = natsauth.GRANTS[name].reads[0] if natsauth.GRANTS[name].reads else "TABLE_EVENTS"
+    info = await admin.jetstream().add_consumer(stream, durable_name=f"kept-{name}")
+    nc, errors = await as_identity(secured, name)
+    try:
+        subject = f"$JS.API.CONSUMER.DELETE.{stream}.{info.name}"
+        await nc.publish(subject, b"")
+        await nc.flush()
+        await errors.refused(subject)
+    finally:
+        await nc.close()
+    assert (await admin.jetstream().consumer_info(stream, info.name)).name == info.name
+    await admin.jetstream().delete_consumer(stream, info.name)
+
+
+@pytest.mark.parametrize("name", SERVICES)
+async def test_an_ordered_consumer_needs_no_delete(secured: Secured, admin: Client, name: str) -> None:
+    """What every reader does (an ordered consumer, read, unsubscribe) works without the grant."""
+    stream = natsauth.GRANTS[name].reads[0] if natsauth.GRANTS[name].reads else None
+    if stream is None:
+        pytest.skip(f"{name} reads no stream")
+    subject = {"TABLE_EVENTS": "poker.table.3.ordered", "WALLET_EVENTS": "poker.wallet.ledger"}[stream]
+    await admin.jetstream().publish(subject, b"read-me")
+    nc, errors = await as_identity(secured, name)
+    try:
+        sub = await nc.jetstream().subscribe(subject, stream=stream, ordered_consumer=True)
+        msg = await sub.next_msg(timeout=5)
+        assert msg.subject == subject
+        await sub.unsubscribe()
+        await nc.flush()
+    finally:
+        await nc.close()
+    assert not [e for e in errors.seen if "permissions violation" in e], errors.seen
+
+
+async def test_pokerctl_reads_every_evidence_stream_it_backs_up(secured: Secured, admin: Client) -> None:
+    nc, _ = await as_identity(secured, natsauth.POKERCTL)
+    try:
+        for stream in EVIDENCE_STREAMS:
+            assert (await nc.jetstream().stream_info(stream)).config.name == stream
+    finally:
+        await nc.close()

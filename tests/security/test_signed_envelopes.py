@@ -32,6 +32,7 @@ from openpoker.eventstore.subjects import table_subject
 from openpoker.ledger.store import SUBJECT as WALLET_SUBJECT
 from openpoker.pokerctl.__main__ import main
 from openpoker.pokerctl.bots import buy_in_for, table_config
+from openpoker.shell.natsconn import NatsTarget
 from openpoker.shell.natsproc import NatsServer
 from openpoker.tablelog.store import to_recorded
 from tests.helpers.secure import Calls, token
@@ -105,8 +106,8 @@ def _run(*argv: str) -> tuple[int, str, str]:
 
 
 def _read(data: Path, stream: str, subject: str) -> list[tuple[int, Envelope]]:
-    async def go(url: str) -> list[tuple[int, Envelope]]:
-        nc = await nats.connect(url)
+    async def go(private: NatsTarget) -> list[tuple[int, Envelope]]:
+        nc = await private.connect()
         try:
             js = nc.jetstream()
             out: list[tuple[int, Envelope]] = []
@@ -121,8 +122,8 @@ def _read(data: Path, stream: str, subject: str) -> list[tuple[int, Envelope]]:
         finally:
             await nc.close()
 
-    with offline_server(data) as url:
-        return asyncio.run(go(url))
+    with offline_server(data) as private:
+        return asyncio.run(go(private))
 
 
 def _forge_into_copy(

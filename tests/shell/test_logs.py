@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import structlog
 
 from openpoker.shell.config import ShellConfig
 from openpoker.shell.logs import bind, configure_logging, debug_enabled, get_logger
+from tests.helpers.natscreds import nats_env
 
 
 @pytest.fixture(autouse=True)
@@ -19,12 +21,9 @@ def _reset() -> Iterator[None]:
     structlog.reset_defaults()
 
 
-def test_production_logs_are_json_with_bound_ids(capsys: pytest.CaptureFixture[str]) -> None:
-    configure_logging(
-        ShellConfig.from_env(
-            "table", environ={"POKER_TLS_DIR": "/nonexistent/pki", "POKER_ENV": "production"}
-        )
-    )
+def test_production_logs_are_json_with_bound_ids(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    env = {"POKER_TLS_DIR": "/nonexistent/pki", "POKER_ENV": "production", **nats_env(tmp_path)}
+    configure_logging(ShellConfig.from_env("table", environ=env))
     bind(table_id="t1", hand_id="h9")
     get_logger().info("hand.started", seats=6)
     get_logger().debug("hidden")  # below the default info level

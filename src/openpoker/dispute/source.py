@@ -7,10 +7,14 @@
   dealer (``services.dealer.audit``); the first record per hand counts.
 * The wallet's ledger: stream ``WALLET_EVENTS``, subject ``poker.wallet.ledger``.
 
-Live: ``open_live(url)``. Offline: ``offline_server(data_dir)`` copies the folder's
+Live: a ``NatsTarget``, the server and ``pokerctl``'s credentials there (``pokerctl.natsopts``;
+a bare URL is an open server). Offline: ``offline_server(data_dir)`` copies the folder's
 ``jetstream/`` store (``DIR/nats/jetstream`` as ``pokerctl up``/``demo`` write it, or
 ``DIR/jetstream``) to a temporary folder, starts a private nats-server on it on a free loopback
-port and stops it afterwards; the original folder is never opened by a server.
+port and stops it afterwards; the original folder is never opened by a server. The private server
+takes one user, whose seed is made for it in the temporary folder (``natsauth.private_server_auth``):
+another process on the machine cannot read the copy while it runs, and the data folder's own
+credentials are not needed (a bare ``jetstream/`` folder has none).
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import nats
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
@@ -36,6 +39,8 @@ from openpoker.eventstore.streams import TABLE_EVENTS, WALLET_EVENTS
 from openpoker.eventstore.subjects import table_subject
 from openpoker.ledger.logcheck import read_ledger
 from openpoker.ledger.store import from_recorded as wallet_event
+from openpoker.shell import natsauth
+from openpoker.shell.natsconn import NatsCredentials, NatsTarget
 from openpoker.shell.natsproc import NatsServer
 
 RNG_AUDIT_STREAM = "RNG_AUDIT"  # services.dealer.audit.RNG_AUDIT
@@ -60,10 +65,18 @@ async def _quiet(_: Exception) -> None:
     return None  # nats-py logs each failed connection attempt; the caller reports once
 
 
-async def connect(url: str, *, wait: float = 5.0) -> Client:
+# A secure NATS refuses an anonymous connection; this says how to give credentials.
+NO_CREDENTIALS = (
+    "no NATS credentials given: add --data-dir DATA (the system's nats/auth/<identity>.nk and "
+    "pki/ca.crt), or --nats-nkey FILE and --nats-ca FILE, or set POKER_NATS_NKEY and POKER_NATS_CA"
+)
+
+
+async def connect(target: NatsTarget | str, *, wait: float = 5.0) -> Client:
+    """A connection to ``target`` (a bare URL: anonymous); ``EvidenceUnreadable`` if refused."""
+    target = NatsTarget.of(target)
     try:
-        return await nats.connect(
-            url,
+        return await target.connect(
             connect_timeout=wait,
             allow_reconnect=False,
             max_reconnect_attempts=1,  # 0 would mean "forever" in nats-py
@@ -71,7 +84,8 @@ async def connect(url: str, *, wait: float = 5.0) -> Client:
             error_cb=_quiet,
         )
     except Exception as exc:
-        raise EvidenceUnreadable(f"cannot connect to {url}: {exc}") from exc
+        hint = f" ({NO_CREDENTIALS})" if target.credentials is None else ""
+        raise EvidenceUnreadable(f"cannot connect to {target.url}: {exc}{hint}") from exc
 
 
 async def table_ids(js: JetStreamContext) -> list[str]:
@@ -155,9 +169,11 @@ async def read_wallet(
     return hands, problem, tuple(s.envelope for s in stored)
 
 
-async def read_evidence(url: str, tables: list[str] | None) -> list[Evidence]:
-    """The evidence of ``tables`` (``None``: every table) from the server at ``url``."""
-    nc = await connect(url)
+async def read_evidence(target: NatsTarget | str, tables: list[str] | None) -> list[Evidence]:
+    """The evidence of ``tables`` (``None``: every table) from the server ``target``."""
+    target = NatsTarget.of(target)
+    url = target.url
+    nc = await connect(target)
     try:
         js = nc.jetstream()
         known = await table_ids(js)
@@ -190,15 +206,17 @@ def store_folder(data_dir: Path) -> Path:
 
 
 @contextmanager
-def offline_server(data_dir: Path) -> Iterator[str]:
-    """A private nats-server on a temporary copy of ``data_dir``'s store; yields its URL."""
+def offline_server(data_dir: Path, *, name: str = "dispute-replay") -> Iterator[NatsTarget]:
+    """A private nats-server on a temporary copy of ``data_dir``'s store; yields it with the
+    credentials of its one user."""
     source = store_folder(data_dir)
-    with tempfile.TemporaryDirectory(prefix="dispute-replay-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"{name}-") as tmp:
         copy = Path(tmp) / "nats"
         shutil.copytree(source / "jetstream", copy / "jetstream")
-        server = NatsServer(data_dir=copy, name="dispute-replay")
+        config, seed = natsauth.private_server_auth(Path(tmp))
+        server = NatsServer(data_dir=copy, name=name, config_file=config)
         server.start()
         try:
-            yield server.url
+            yield NatsTarget(server.url, NatsCredentials(name=natsauth.POKERCTL, seed=seed))
         finally:
             server.stop()

@@ -1,5 +1,5 @@
-"""``pokerctl backup --out DIR [--nats URL | --data-dir DIR] [--stream NAME ...]``: write every
-evidence stream to files with a manifest of hashes.
+"""``pokerctl backup --out DIR [--nats URL] [--data-dir DIR] [--nats-nkey FILE --nats-ca FILE]
+[--stream NAME ...]``: write every evidence stream to files with a manifest of hashes.
 
 The streams: ``TABLE_EVENTS`` (table logs), ``WALLET_EVENTS`` (the ledger), ``RNG_AUDIT``
 (revealed seeds), ``KV_RNG_SHUFFLES`` (sealed seeds and commitments) and ``KV_poker-dealer``
@@ -8,9 +8,12 @@ server does not have is listed as missing. DIR must be missing or empty. Prints 
 with the manifest's ``digest``: keep it apart from the backup, it is what proves the files
 unchanged. The format is in ``pokerctl.backup_format`` and docs/operations.md.
 
-Live (default): ``--nats URL`` (default the local system, ``nats://127.0.0.1:4222``).
-Offline: ``--data-dir DIR`` (a ``pokerctl up`` data folder): a copy is read by a private
-nats-server on a free loopback port.
+Live (default): ``--nats URL`` (default the local system, ``nats://127.0.0.1:4222``), as the
+``pokerctl`` identity, which may read every evidence stream (a stream named by ``--stream`` must be
+one it reads, else the backup stops): ``--nats URL --data-dir DATA`` takes the system's
+``DATA/nats/auth/pokerctl.nk`` and ``DATA/pki/ca.crt``, or give ``--nats-nkey``/``--nats-ca``
+(``POKER_NATS_NKEY``/``POKER_NATS_CA``). Offline: ``--data-dir DIR`` without ``--nats`` (a
+``pokerctl up`` data folder): a copy is read by a private nats-server on a free loopback port.
 
 Exit codes: 0 written, 2 nothing written (unreachable server, DIR not empty).
 """
@@ -25,11 +28,14 @@ from pathlib import Path
 
 from openpoker.dispute.source import EvidenceUnreadable, connect, offline_server
 from openpoker.errors import OpenPokerError
-from openpoker.pokerctl import backup_io
+from openpoker.pokerctl import backup_io, natsopts
 from openpoker.pokerctl.backup_format import Backup, BackupTampered, BackupUnreadable, verify_backup
+from openpoker.shell import natsauth
 from openpoker.shell.config import DEFAULT_NATS_URL
+from openpoker.shell.natsconn import NatsTarget
 
-RESTORE_DOC = """Bring a backup back: ``pokerctl restore --from DIR [--nats URL] [--digest HEX]``.
+RESTORE_DOC = """Bring a backup back: ``pokerctl restore --from DIR [--nats URL] [--data-dir DATA]
+[--nats-nkey FILE --nats-ca FILE] [--digest HEX]``.
 
 Checks every file against the manifest (and the manifest against ``--digest``, the digest
 ``pokerctl backup`` printed) before anything is written: a mismatch names the file, exits 1 and
@@ -40,6 +46,10 @@ configuration; messages are published in order with their subjects and headers (
 ``Nats-Expected-*`` concurrency checks), so versions, hashes and ``Nats-Msg-Id`` are as before.
 Prints one JSON summary; ``sequences_preserved`` says per stream whether the stream sequences
 came back equal (they do when restored into new streams).
+
+Restore creates streams and publishes on evidence subjects, which only the ``admin`` identity may
+on a secure NATS: ``--data-dir DATA`` takes the system's ``DATA/nats/auth/admin.nk`` and
+``DATA/pki/ca.crt``, or give ``--nats-nkey``/``--nats-ca`` (``POKER_NATS_NKEY``/``POKER_NATS_CA``).
 
 Exit codes: 0 restored, 1 the backup does not match its manifest, 2 nothing restored (unreadable
 backup or server, a stream not empty).
@@ -54,13 +64,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     backup.add_argument("--out", type=Path, required=True, metavar="DIR", help="an empty or new folder")
-    where = backup.add_mutually_exclusive_group()
-    where.add_argument(
-        "--nats", default=None, metavar="URL", help=f"live system (default {DEFAULT_NATS_URL})"
-    )
-    where.add_argument(
-        "--data-dir", type=Path, default=None, metavar="DIR", help="offline: a copy of this folder"
-    )
+    natsopts.add_source_arguments(backup, backup=False)
     backup.add_argument(
         "--stream", action="append", default=None, metavar="NAME", help="back up this stream too (repeatable)"
     )
@@ -79,13 +83,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--nats", default=None, metavar="URL", help=f"the server (default {DEFAULT_NATS_URL})"
     )
     restore.add_argument(
+        "--data-dir", type=Path, default=None, metavar="DATA", help="the system's folder (its admin seed)"
+    )
+    restore.add_argument(
         "--digest", default=None, metavar="HEX", help="the manifest digest the backup came with"
     )
+    natsopts.add_arguments(restore, identity=natsauth.ADMIN)
     restore.set_defaults(func=run_restore)
 
 
-async def _read(url: str, streams: tuple[str, ...]) -> backup_io.ReadStreams:
-    nc = await connect(url)
+async def _read(target: NatsTarget, streams: tuple[str, ...]) -> backup_io.ReadStreams:
+    nc = await connect(target)
     try:
         return await backup_io.read_streams(nc, streams)
     finally:
@@ -96,11 +104,11 @@ def run_backup(args: argparse.Namespace) -> int:
     streams = tuple(dict.fromkeys([*backup_io.EVIDENCE_STREAMS, *(args.stream or [])]))
     try:
         backup_io.check_empty(args.out)  # before reading anything
-        if args.data_dir is not None:
-            with offline_server(args.data_dir) as url:
-                read = asyncio.run(_read(url, streams))
+        if args.data_dir is not None and args.nats is None:
+            with offline_server(args.data_dir, name="backup") as private:
+                read = asyncio.run(_read(private, streams))
         else:
-            read = asyncio.run(_read(args.nats or DEFAULT_NATS_URL, streams))
+            read = asyncio.run(_read(natsopts.live_target(args, data_dir=args.data_dir), streams))
         summary = backup_io.write_backup(args.out, read)
     except (EvidenceUnreadable, OpenPokerError) as exc:
         print(f"pokerctl backup: {exc}", file=sys.stderr)
@@ -109,8 +117,8 @@ def run_backup(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _restore(url: str, backup: Backup, source: Path) -> dict[str, object]:
-    nc = await connect(url)
+async def _restore(target: NatsTarget, backup: Backup, source: Path) -> dict[str, object]:
+    nc = await connect(target)
     try:
         return await backup_io.restore(nc, backup, folder=source)
     finally:
@@ -120,7 +128,8 @@ async def _restore(url: str, backup: Backup, source: Path) -> dict[str, object]:
 def run_restore(args: argparse.Namespace) -> int:
     try:
         backup = verify_backup(args.source, expected_digest=args.digest)  # before any connection
-        summary = asyncio.run(_restore(args.nats or DEFAULT_NATS_URL, backup, args.source))
+        target = natsopts.live_target(args, identity=natsauth.ADMIN, data_dir=args.data_dir)
+        summary = asyncio.run(_restore(target, backup, args.source))
     except backup_io.RestoreFailed as exc:
         print(f"pokerctl restore: {exc.reason}: {exc}", file=sys.stderr)
         return 2

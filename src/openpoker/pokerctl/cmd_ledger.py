@@ -1,5 +1,5 @@
-"""``pokerctl ledger audit [--json] [--nats URL | --data-dir DIR] [--signing-keys FILE]``: check
-the wallet's ledger.
+"""``pokerctl ledger audit [--json] [--nats URL] [--data-dir DIR | --backup DIR] [--nats-nkey FILE
+--nats-ca FILE] [--signing-keys FILE]``: check the wallet's ledger.
 
 Reads the whole ``WALLET_EVENTS`` log (subject ``poker.wallet.ledger``) and checks:
 
@@ -21,11 +21,14 @@ Reads the whole ``WALLET_EVENTS`` log (subject ``poker.wallet.ledger``) and chec
   a drift names the table, the player and both amounts. A table whose last hand the wallet has
   not settled yet is not compared (``settling``).
 
-Live (default): ``--nats URL`` (default the local system, ``nats://127.0.0.1:4222``).
-Offline: ``--data-dir DIR`` (a ``pokerctl up`` data folder, or a nats-server data folder holding
-``jetstream/``): the folder is copied, a private nats-server is started on the copy on a free
-loopback port, read, and stopped; the original is never opened by a server. ``--backup DIR``: a
-``pokerctl backup`` folder, verified against its manifest and read directly, no server.
+Live (default): ``--nats URL`` (default the local system, ``nats://127.0.0.1:4222``), as the
+``pokerctl`` identity: ``--nats URL --data-dir DATA`` takes the system's
+``DATA/nats/auth/pokerctl.nk`` and ``DATA/pki/ca.crt``, or give ``--nats-nkey``/``--nats-ca``
+(``POKER_NATS_NKEY``/``POKER_NATS_CA``). Offline: ``--data-dir DIR`` without ``--nats`` (a
+``pokerctl up`` data folder, or a nats-server data folder holding ``jetstream/``): the folder is
+copied, a private nats-server is started on the copy on a free loopback port, read, and stopped;
+the original is never opened by a server. ``--backup DIR``: a ``pokerctl backup`` folder,
+verified against its manifest and read directly, no server.
 
 Exit codes: 0 sound, 1 a breach (each is named), 2 the ledger could not be read.
 """
@@ -35,16 +38,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from nats.js.errors import NotFoundError
 
 from openpoker.dispute.escrow import EscrowCheck, check_tables, fold_log_checked
-from openpoker.dispute.source import EvidenceUnreadable, read_table_log, table_ids
+from openpoker.dispute.source import EvidenceUnreadable, connect, offline_server, read_table_log, table_ids
 from openpoker.eventstore import Envelope, verify_chain
 from openpoker.eventstore.jetstream import JetStreamEventStore
 from openpoker.eventstore.signing import WALLET_WRITER, Keyring, first_bad_signature
@@ -52,10 +53,8 @@ from openpoker.eventstore.streams import WALLET_EVENTS
 from openpoker.ledger.audit import AuditReport, audit
 from openpoker.ledger.logcheck import read_ledger
 from openpoker.ledger.store import from_recorded
-from openpoker.pokerctl import backup_ledger, signatures
-from openpoker.shell import natsconn
-from openpoker.shell.config import DEFAULT_NATS_URL
-from openpoker.shell.natsproc import NatsServer
+from openpoker.pokerctl import backup_ledger, natsopts, signatures
+from openpoker.shell.natsconn import NatsTarget
 
 
 class LedgerUnreadable(RuntimeError):
@@ -72,16 +71,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("--json", action="store_true", help="one JSON report")
-    where = check.add_mutually_exclusive_group()
-    where.add_argument(
-        "--nats", default=None, metavar="URL", help=f"live system (default {DEFAULT_NATS_URL})"
-    )
-    where.add_argument(
-        "--data-dir", type=Path, default=None, metavar="DIR", help="offline: a copy of this folder"
-    )
-    where.add_argument(
-        "--backup", type=Path, default=None, metavar="DIR", help="offline: a pokerctl backup folder"
-    )
+    natsopts.add_source_arguments(check)
     check.add_argument("--stream", default=WALLET_EVENTS.name, help="the ledger's stream")
     signatures.add_keyring_argument(check)
     check.set_defaults(func=run_audit)
@@ -127,26 +117,20 @@ class LedgerAudit:
         return out
 
 
-async def _quiet(_: Exception) -> None:
-    # nats-py logs every failed connection attempt with a traceback; the caller reports once.
-    return None
-
-
 async def audit_live(
-    url: str, *, stream: str = WALLET_EVENTS.name, wait: float = 5.0, keyring: Keyring | None = None
+    target: NatsTarget | str,
+    *,
+    stream: str = WALLET_EVENTS.name,
+    wait: float = 5.0,
+    keyring: Keyring | None = None,
 ) -> LedgerAudit:
+    """The audit of the ledger on ``target`` (a bare URL: an open server)."""
+    target = NatsTarget.of(target)
+    url = target.url
     try:
-        nc = await natsconn.connect(
-            url,
-            natsconn.operator(),
-            connect_timeout=wait,
-            allow_reconnect=False,
-            max_reconnect_attempts=1,  # 0 would mean "forever" in nats-py
-            reconnect_time_wait=0.1,
-            error_cb=_quiet,
-        )
-    except Exception as exc:
-        raise LedgerUnreadable(f"cannot connect to {url}: {exc}") from exc
+        nc = await connect(target, wait=wait)
+    except EvidenceUnreadable as exc:
+        raise LedgerUnreadable(str(exc)) from exc
     try:
         js = nc.jetstream()
         try:
@@ -182,27 +166,15 @@ async def audit_live(
     )
 
 
-def _store_folder(data_dir: Path) -> Path:
-    """The folder holding ``jetstream/``: DIR/nats (a pokerctl data folder) or DIR itself."""
-    for candidate in (data_dir / "nats", data_dir):
-        if (candidate / "jetstream").is_dir():
-            return candidate
-    raise LedgerUnreadable(f"no jetstream/ store under {data_dir} or {data_dir / 'nats'}")
-
-
 def audit_offline(
     data_dir: Path, *, stream: str = WALLET_EVENTS.name, keyring: Keyring | None = None
 ) -> LedgerAudit:
-    source = _store_folder(data_dir)
-    with tempfile.TemporaryDirectory(prefix="ledger-audit-") as tmp:
-        copy = Path(tmp) / "nats"
-        shutil.copytree(source / "jetstream", copy / "jetstream")
-        server = NatsServer(data_dir=copy, name="ledger-audit")
-        server.start()
-        try:
-            return asyncio.run(audit_live(server.url, stream=stream, keyring=keyring))
-        finally:
-            server.stop()
+    """The audit of a copy of ``data_dir``'s store, read by a private server."""
+    try:
+        with offline_server(data_dir, name="ledger-audit") as private:
+            return asyncio.run(audit_live(private, stream=stream, keyring=keyring))
+    except EvidenceUnreadable as exc:
+        raise LedgerUnreadable(str(exc)) from exc
 
 
 def _print(result: LedgerAudit, *, as_json: bool) -> None:
@@ -234,13 +206,15 @@ def run_audit(args: argparse.Namespace) -> int:
         print(f"pokerctl ledger audit: {signatures.NOT_CHECKED}", file=sys.stderr)
     try:
         if args.backup is not None:
+            if args.data_dir is not None:
+                raise LedgerUnreadable("--backup reads a backup folder: give it without --data-dir")
             audited = backup_ledger.audit_backup(args.backup, stream=args.stream, keyring=keyring)
             result = LedgerAudit(**audited._asdict())
-        elif args.data_dir is not None:
+        elif args.data_dir is not None and args.nats is None:
             result = audit_offline(args.data_dir, stream=args.stream, keyring=keyring)
         else:
-            url = args.nats or DEFAULT_NATS_URL
-            result = asyncio.run(audit_live(url, stream=args.stream, keyring=keyring))
+            target = natsopts.live_target(args, data_dir=args.data_dir)
+            result = asyncio.run(audit_live(target, stream=args.stream, keyring=keyring))
     except (LedgerUnreadable, EvidenceUnreadable) as exc:
         print(f"pokerctl ledger audit: {exc}", file=sys.stderr)
         return 2

@@ -1,4 +1,6 @@
-"""``pokerctl phh export (--table TABLE | --all) [--hand N] [--out PATH] [--nats URL | --data-dir DIR]``.
+"""``pokerctl phh export (--table TABLE | --all) [--hand N] [--out PATH] [--nats URL] [--data-dir DIR
+| --backup DIR] [--nats-nkey FILE --nats-ca FILE]``: where the evidence comes from as for
+``pokerctl replay``.
 
 Writes a table's hands as PHH (``dispute.export``): players, seats, seat count, table, hand
 number, finishing stacks and winnings, the rake and the evidence pointers (hand id, commitment,
@@ -24,7 +26,8 @@ from pathlib import Path
 from openpoker.dispute.export import Skip, export_hand
 from openpoker.dispute.source import EvidenceUnreadable
 from openpoker.engine.phh import HandHistory, dump_phh, dump_phhs
-from openpoker.pokerctl.cmd_replay import add_source_arguments, load_evidence, replay_all
+from openpoker.pokerctl.cmd_replay import load_evidence, replay_all
+from openpoker.pokerctl.natsopts import add_source_arguments
 
 
 def register_export(phh_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

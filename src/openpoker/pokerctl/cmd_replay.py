@@ -1,5 +1,5 @@
-"""``pokerctl replay (--table TABLE | --all) [--hand N] [--json] [--nats URL | --data-dir DIR]
-[--signing-keys FILE]``.
+"""``pokerctl replay (--table TABLE | --all) [--hand N] [--json] [--nats URL] [--data-dir DIR |
+--backup DIR] [--nats-nkey FILE --nats-ca FILE] [--signing-keys FILE]``.
 
 Dispute replay: reads a table's log in order with the revealed seeds (``RNG_AUDIT``) and the
 wallet's ledger (``WALLET_EVENTS``) and checks, stopping at the first that fails: versions
@@ -17,10 +17,14 @@ Prints the readable hand history of the table (or of hand N, numbered from 1 per
 ``--all`` one summary line per table) and ``OK``, or ``FAILED: <check> check failed at table T,
 version V, hand N (<hand id>): <why>``. ``--json``: one JSON report.
 
-Live (default): ``--nats URL`` (default the local system, ``nats://127.0.0.1:4222``).
-Offline: ``--data-dir DIR`` (a ``pokerctl up``/``demo`` data folder, or a nats-server folder
-holding ``jetstream/``): a copy is read by a private nats-server on a free loopback port.
-``--backup DIR``: a ``pokerctl backup`` folder, verified against its manifest and read directly.
+Live (default): ``--nats URL`` (default the local system, ``nats://127.0.0.1:4222``), as the
+``pokerctl`` identity: ``--nats URL --data-dir DATA`` takes the system's
+``DATA/nats/auth/pokerctl.nk``, ``DATA/pki/ca.crt`` (and its signing keys), or give
+``--nats-nkey``/``--nats-ca`` (``POKER_NATS_NKEY``/``POKER_NATS_CA``).
+Offline: ``--data-dir DIR`` without ``--nats`` (a ``pokerctl up``/``demo`` data folder, or a
+nats-server folder holding ``jetstream/``): a copy is read by a private nats-server on a free
+loopback port. ``--backup DIR``: a ``pokerctl backup`` folder, verified against its manifest and
+read directly.
 
 Exit codes: 0 every check passed, 1 a check failed, 2 the logs could not be read.
 """
@@ -31,14 +35,12 @@ import argparse
 import asyncio
 import json
 import sys
-from pathlib import Path
 
 from openpoker.dispute.check import TableReplay, replay_table
 from openpoker.dispute.history import table_dict, table_lines
 from openpoker.dispute.source import Evidence, EvidenceUnreadable, offline_server, read_evidence
 from openpoker.eventstore.signing import WALLET_WRITER, Keyring, first_bad_signature
-from openpoker.pokerctl import backup_evidence, signatures
-from openpoker.shell.config import DEFAULT_NATS_URL
+from openpoker.pokerctl import backup_evidence, natsopts, signatures
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -53,33 +55,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     which.add_argument("--all", action="store_true", help="every table in the log")
     replay.add_argument("--hand", type=int, default=None, metavar="N", help="only hand N (1 = first)")
     replay.add_argument("--json", action="store_true", help="one JSON report")
-    add_source_arguments(replay)
+    natsopts.add_source_arguments(replay)
     signatures.add_keyring_argument(replay)
     replay.set_defaults(func=run)
-
-
-def add_source_arguments(parser: argparse.ArgumentParser) -> None:
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument(
-        "--nats", default=None, metavar="URL", help=f"live system (default {DEFAULT_NATS_URL})"
-    )
-    where.add_argument(
-        "--data-dir", type=Path, default=None, metavar="DIR", help="offline: a copy of this folder"
-    )
-    where.add_argument(
-        "--backup", type=Path, default=None, metavar="DIR", help="offline: a pokerctl backup folder"
-    )
 
 
 def load_evidence(args: argparse.Namespace, tables: list[str] | None) -> list[Evidence]:
     """The evidence of ``tables`` (``None``: all) from ``--nats``, a copy of ``--data-dir`` or
     a ``--backup`` folder."""
     if getattr(args, "backup", None) is not None:
+        if args.data_dir is not None:
+            raise EvidenceUnreadable("--backup reads a backup folder: give it without --data-dir")
         return backup_evidence.load_evidence(args.backup, tables)
-    if args.data_dir is not None:
-        with offline_server(args.data_dir) as url:
-            return asyncio.run(read_evidence(url, tables))
-    return asyncio.run(read_evidence(args.nats or DEFAULT_NATS_URL, tables))
+    if args.data_dir is not None and args.nats is None:
+        with offline_server(args.data_dir) as private:
+            return asyncio.run(read_evidence(private, tables))
+    return asyncio.run(read_evidence(natsopts.live_target(args, data_dir=args.data_dir), tables))
 
 
 def replay_all(

@@ -5,7 +5,8 @@ Variables (all optional; ``<SERVICE>`` is the upper-cased service name, e.g. ``T
 * ``POKER_<SERVICE>_HOST`` (default ``127.0.0.1``) and ``POKER_<SERVICE>_PORT`` (default from
   ``DEFAULT_PORTS``; ``0`` picks a free port);
 * ``POKER_NATS_URL`` (default ``nats://127.0.0.1:4222``), ``POKER_NATS_NKEY`` (the service's nkey
-  seed file) and ``POKER_NATS_CA`` (the CA of the server's TLS certificate): ``shell.natsconn``;
+  seed file) and ``POKER_NATS_CA`` (the CA of the server's TLS certificate): ``shell.natsconn``.
+  Both are required unless ``POKER_INSECURE``: a secure service never joins an open bus;
 * ``POKER_ENV``: ``development`` (default) or ``production``;
 * ``POKER_LOG_FORMAT``: ``console`` or ``json`` (default: json in production, console otherwise);
 * ``POKER_LOG_LEVEL`` (default ``info``);
@@ -46,7 +47,7 @@ from pathlib import Path
 from typing import Literal
 
 from openpoker.shell.jwks import LIFESPAN_SECONDS, MIN_REFETCH_SECONDS
-from openpoker.shell.natsconn import NatsCredentials
+from openpoker.shell.natsconn import NatsCredentials, NatsCredentialsError
 from openpoker.shell.tls import TlsFiles
 from openpoker.shell.tokens import AUDIENCE, ISSUER
 
@@ -192,6 +193,31 @@ class Security:
         )
 
 
+NATS_SETTINGS = {"seed": "POKER_NATS_NKEY", "ca": "POKER_NATS_CA"}
+
+
+def nats_credentials_setting(service: str, env: Mapping[str, str], *, required: bool) -> NatsCredentials:
+    """``POKER_NATS_NKEY`` and ``POKER_NATS_CA``: both required unless ``required`` is False
+    (a plaintext rig, whose NATS is open); a file named but missing is refused either way."""
+    try:
+        credentials = NatsCredentials.from_env(service, env)
+    except NatsCredentialsError as exc:
+        variable = next(v for v in NATS_SETTINGS.values() if env.get(v, "").strip() == exc.path)
+        raise ConfigError(variable=variable, value=exc.path, problem="no such file") from None
+    if required:
+        for field, variable in NATS_SETTINGS.items():
+            if getattr(credentials, field) is None:
+                raise ConfigError(
+                    variable=variable,
+                    value="",
+                    problem="no NATS credentials: a secure service connects to NATS with its nkey "
+                    f"seed (POKER_NATS_NKEY, DATA/nats/auth/{service}.nk) over TLS verified against "
+                    "POKER_NATS_CA (DATA/pki/ca.crt); POKER_INSECURE=true connects anonymously "
+                    "for development",
+                )
+    return credentials
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ShellConfig:
     """What the shell needs to run one service process."""
@@ -234,6 +260,7 @@ class ShellConfig:
         port = env_int(env, prefix + "PORT", DEFAULT_PORTS.get(service, 0))
         if port > 65535:
             raise ConfigError(variable=prefix + "PORT", value=str(port), problem="must be <= 65535")
+        security = Security.from_env(service, env, environment=environment, port=port)
         return cls(
             service=service,
             host=env_str(env, prefix + "HOST", "127.0.0.1"),
@@ -243,8 +270,8 @@ class ShellConfig:
             log_format=log_format,
             log_level=level,
             grace_seconds=env_float(env, "POKER_GRACE_SECONDS", 5.0),
-            security=Security.from_env(service, env, environment=environment, port=port),
+            security=security,
             quota_rps=env_float(env, "POKER_QUOTA_RPS", 200.0),
             quota_burst=env_int(env, "POKER_QUOTA_BURST", 400, minimum=1),
-            nats_credentials=NatsCredentials.from_env(service, env),
+            nats_credentials=nats_credentials_setting(service, env, required=not security.insecure),
         )

@@ -4,7 +4,9 @@
 written into the server's config by ``server_config``; docs/security.md explains each row.
 JetStream is reached through subjects too, so a read is a grant of the ``$JS.API`` calls on one
 stream (info, message and direct gets, ephemeral or durable consumers and their next-message
-requests), and a write is a publish to the stream's subjects (a KV put is a publish to
+requests, but not deleting a consumer: the ordered consumers every reader uses are ephemeral and
+the server removes them once their subscriber is gone, and nats-py deletes none on unsubscribe),
+and a write is a publish to the stream's subjects (a KV put is a publish to
 ``$KV.<bucket>.<key>``). No service identity may create, update, delete or purge a stream or
 delete a message from one: ``admin`` creates the streams and buckets at set-up, before the
 services start, and holds every permission. Each identity's inbox is its own
@@ -17,6 +19,9 @@ the server certificate and key from the local CA (``shell.pki``). ``server_confi
 and monitoring on loopback only. ``cluster_node_config`` renders a cluster node's: the same
 users, permissions and client TLS with a certificate of its own (valid for its name too), plus
 routes over TLS where each end must present a certificate of the same CA (``verify``).
+``private_server_auth`` is the config of a server one process starts for itself on a copy of a
+store (the offline ``pokerctl`` readers): one user, a fresh seed that never leaves the copy's
+folder, loopback only.
 """
 
 from __future__ import annotations
@@ -106,7 +111,7 @@ GRANTS: Mapping[str, Grant] = {
         reads=(TABLE_EVENTS, RNG_AUDIT),
         listens=(PRESENCE,),
     ),
-    # The operator's tool audits and replays: it reads every log and writes nothing.
+    # The operator's tool audits, replays and backs up: it reads every log and writes nothing.
     POKERCTL: Grant(
         reads=(
             TABLE_EVENTS,
@@ -116,6 +121,7 @@ GRANTS: Mapping[str, Grant] = {
             RNG_AUDIT,
             kv_stream(HANDS_BUCKET),
             kv_stream(RNG_BUCKET),
+            kv_stream(DEALER_BUCKET),
         ),
     ),
 }
@@ -131,7 +137,6 @@ def _read_api(stream: str) -> list[str]:
         f"$JS.API.CONSUMER.CREATE.{stream}.>",
         f"$JS.API.CONSUMER.DURABLE.CREATE.{stream}.>",
         f"$JS.API.CONSUMER.INFO.{stream}.>",
-        f"$JS.API.CONSUMER.DELETE.{stream}.>",
         f"$JS.API.CONSUMER.MSG.NEXT.{stream}.>",
         f"$JS.ACK.{stream}.>",
     ]
@@ -260,6 +265,18 @@ def server_config(auth: NatsAuth, *, identities: Iterable[str] = IDENTITIES) -> 
     text = render_config(users, cert=auth.cert, key=auth.key, ca=auth.ca)
     pki.write_secret(auth.config, text.encode())
     return auth.config
+
+
+def private_server_auth(folder: Path, name: str = POKERCTL) -> tuple[Path, Path]:
+    """A config for a private server (one user, every permission, no TLS: loopback and this
+    process only) and that user's new seed, both 0600 in ``folder``: ``(config, seed)``."""
+    seed = folder / f"{name}{SEED_SUFFIX}"
+    pki.write_secret(seed, bytes(nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER)) + b"\n")
+    users = {"users": [{"nkey": public_key(seed)}]}
+    text = f'http: "127.0.0.1:-1"\nauthorization: {json.dumps(users)}\n'
+    config = folder / "nats-server.conf"
+    pki.write_secret(config, text.encode())
+    return config, seed
 
 
 def node_cert_name(node: str) -> str:

@@ -4,12 +4,13 @@ Every process that talks to NATS (the four services, ``pokerctl``'s live command
 through ``connect``. ``NatsCredentials.from_env`` reads ``POKER_NATS_NKEY`` (the seed file,
 ``DATA/nats/auth/<name>.nk`` on a local system) and ``POKER_NATS_CA`` (the CA the server's
 certificate must chain to, ``DATA/pki/ca.crt``); with neither, the connection is anonymous and
-plaintext, as a server without authorization (test rigs, ``POKER_INSECURE``) expects.
+plaintext, as a server without authorization (test rigs, ``POKER_INSECURE``) expects. A
+``NatsTarget`` is a server and who to be there: what ``pokerctl``'s readers are given, live or
+a private server of their own (``pokerctl.natsopts``, ``dispute.source.offline_server``).
 """
 
 from __future__ import annotations
 
-import os
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -73,12 +74,23 @@ class NatsCredentials:
         return out
 
 
-def operator() -> NatsCredentials:
-    """``pokerctl``'s credentials from its environment (anonymous when none are set)."""
-    return NatsCredentials.from_env("pokerctl", os.environ)
-
-
 async def connect(url: str, credentials: NatsCredentials | None = None, **kwargs: Any) -> Client:
     """``nats.connect`` as ``credentials`` (anonymous when None or empty)."""
     options = {} if credentials is None else credentials.options()
     return await nats.connect(url, **options, **kwargs)
+
+
+@dataclass(frozen=True, slots=True)
+class NatsTarget:
+    """A NATS server and the credentials to connect there with (None: anonymous)."""
+
+    url: str
+    credentials: NatsCredentials | None = None
+
+    @classmethod
+    def of(cls, target: NatsTarget | str) -> NatsTarget:
+        """A target as given, or a bare URL: an open server (a test rig's)."""
+        return target if isinstance(target, NatsTarget) else cls(target)
+
+    async def connect(self, **kwargs: Any) -> Client:
+        return await connect(self.url, self.credentials, **kwargs)

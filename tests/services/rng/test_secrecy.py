@@ -19,6 +19,7 @@ from openpoker.services.rng.store import InMemoryShuffleStore, decode, encode
 from openpoker.shell.config import ConfigError, ShellConfig
 from openpoker.shell.logs import configure_logging
 from openpoker.shuffle.deck_seal import ensure_deck_keys
+from tests.helpers.natscreds import nats_env
 from tests.services.rng.rig import KEY, caller, cards_of, dealer, start_rig
 
 
@@ -156,7 +157,7 @@ def test_store_codec_round_trip() -> None:
 def test_config_requires_a_key_in_production_and_never_echoes_it(tmp_path: Path) -> None:
     deck_keys = tmp_path / "deck-keys.json"
     ensure_deck_keys(deck_keys)
-    tls = {"POKER_TLS_DIR": "/nonexistent/pki", "POKER_ENV": "production"}
+    tls = {"POKER_TLS_DIR": "/nonexistent/pki", "POKER_ENV": "production", **nats_env(tmp_path, "rng")}
     with pytest.raises(ConfigError) as e:
         RngConfig.from_env(tls)
     assert e.value.variable == "POKER_RNG_SEED_KEY"
