@@ -14,6 +14,7 @@ from openpoker.services.table.config import TableConfig
 from openpoker.services.wallet.config import WalletConfig
 from openpoker.shell.config import ConfigError
 from openpoker.shuffle.deck_seal import ensure_deck_keys
+from tests.helpers.natscreds import nats_env
 
 
 @pytest.mark.parametrize("config", [WalletConfig, TableConfig, DealerConfig])
@@ -25,6 +26,7 @@ def test_the_keyring_is_required_over_tls_and_read_when_named(config: Any, tmp_p
         "POKER_TLS_DIR": "/nonexistent/pki",
         "POKER_DECK_KEYS": str(deck_keys),
         "POKER_SIGNING_KEY": str(ensure_signing_key(tmp_path, writer)),
+        **nats_env(tmp_path / "nats"),
     }
     with pytest.raises(ConfigError) as caught:
         config.from_env(env)
