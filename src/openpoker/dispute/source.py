@@ -132,21 +132,26 @@ async def read_reveals(js: JetStreamContext, table_id: str) -> dict[str, RevealR
         except NotFoundError:  # no (more) records, or no audit stream yet
             break
         seq = int(raw.seq or seq + 1)
-        try:
-            doc = json.loads(raw.data or b"")
-            record = RevealRecord(
-                table_id=str(doc["table_id"]),
-                hand_id=str(doc["hand_id"]),
-                hand_number=int(doc["hand_number"]),
-                version=str(doc["algorithm_version"]),
-                deck_size=int(doc["deck_size"]),
-                commitment=str(doc["commitment"]),
-                seed=bytes.fromhex(str(doc["seed"])),
-            )
-        except (ValueError, KeyError, TypeError) as exc:
-            raise EvidenceUnreadable(f"audit record {seq} of table {table_id} is malformed: {exc}") from exc
+        record = reveal_record(raw.data or b"", sequence=seq, table_id=table_id)
         out.setdefault(record.hand_id, record)
     return out
+
+
+def reveal_record(data: bytes, *, sequence: int, table_id: str) -> RevealRecord:
+    """One rng audit record (a revealed seed), as stored on ``RNG_AUDIT``."""
+    try:
+        doc = json.loads(data)
+        return RevealRecord(
+            table_id=str(doc["table_id"]),
+            hand_id=str(doc["hand_id"]),
+            hand_number=int(doc["hand_number"]),
+            version=str(doc["algorithm_version"]),
+            deck_size=int(doc["deck_size"]),
+            commitment=str(doc["commitment"]),
+            seed=bytes.fromhex(str(doc["seed"])),
+        )
+    except (ValueError, KeyError, TypeError) as exc:
+        raise EvidenceUnreadable(f"audit record {sequence} of table {table_id} is malformed: {exc}") from exc
 
 
 async def read_wallet(

@@ -11,12 +11,11 @@ against its manifest before anything is read (``backup_format.verify_backup``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 
 from openpoker.dispute.evidence import LoggedEnvelope, RevealRecord, WalletHand, wallet_hands
-from openpoker.dispute.source import Evidence, EvidenceUnreadable
+from openpoker.dispute.source import Evidence, EvidenceUnreadable, reveal_record
 from openpoker.eventstore import Envelope, verify_chain
 from openpoker.eventstore import codec as envelope_codec
 from openpoker.eventstore.envelope import StoredEnvelope
@@ -69,19 +68,7 @@ def table_log(backup: Backup, table_id: str) -> tuple[LoggedEnvelope, ...]:
 def reveals(backup: Backup, table_id: str) -> dict[str, RevealRecord]:
     out: dict[str, RevealRecord] = {}
     for m in _on(backup.stream(RNG_AUDIT_STREAM), f"{RNG_AUDIT_PREFIX}.{table_id}"):
-        try:
-            doc = json.loads(m.data)
-            record = RevealRecord(
-                table_id=str(doc["table_id"]),
-                hand_id=str(doc["hand_id"]),
-                hand_number=int(doc["hand_number"]),
-                version=str(doc["algorithm_version"]),
-                deck_size=int(doc["deck_size"]),
-                commitment=str(doc["commitment"]),
-                seed=bytes.fromhex(str(doc["seed"])),
-            )
-        except (ValueError, KeyError, TypeError) as exc:
-            raise EvidenceUnreadable(f"audit record {m.seq} of table {table_id} is malformed: {exc}") from exc
+        record = reveal_record(m.data, sequence=m.seq, table_id=table_id)
         out.setdefault(record.hand_id, record)
     return out
 
