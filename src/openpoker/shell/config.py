@@ -41,10 +41,10 @@ with the ``env_*`` helpers, so a bad value fails at start with a ``ConfigError``
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from openpoker.shell.jwks import LIFESPAN_SECONDS, MIN_REFETCH_SECONDS
 from openpoker.shell.natsconn import NatsCredentials, NatsCredentialsError
@@ -74,6 +74,19 @@ class ConfigError(ValueError):
 def env_str(environ: Mapping[str, str], name: str, default: str) -> str:
     value = environ.get(name, "").strip()
     return value or default
+
+
+T = TypeVar("T")
+
+
+def env_parsed(environ: Mapping[str, str], name: str, parse: Callable[[str], T]) -> T:
+    """``parse`` of the setting's text ("" when unset); its ValueError is a ConfigError naming
+    the setting."""
+    raw = env_str(environ, name, "")
+    try:
+        return parse(raw)
+    except ValueError as exc:
+        raise ConfigError(variable=name, value=raw, problem=str(exc)) from None
 
 
 def env_int(environ: Mapping[str, str], name: str, default: int, *, minimum: int = 0) -> int:

@@ -30,7 +30,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from openpoker.eventstore.keyfiles import KeyringFile, keyring_setting
-from openpoker.shell.config import DEFAULT_PORTS, ConfigError, ShellConfig, env_float, env_int, env_str
+from openpoker.shell.config import (
+    DEFAULT_PORTS,
+    ShellConfig,
+    env_float,
+    env_int,
+    env_parsed,
+    env_str,
+)
 
 SERVICE = "dealer"
 
@@ -58,7 +65,11 @@ class DealerConfig:
         shell = ShellConfig.from_env(SERVICE, env)
         return cls(
             shell=shell,
-            keyring=_keyring(env, insecure=shell.security.insecure),
+            keyring=env_parsed(
+                env,
+                "POKER_SIGNING_KEYS",
+                lambda path: keyring_setting(path, required=not shell.security.insecure),
+            ),
             table_stream=env_str(env, "POKER_TABLE_STREAM", "TABLE_EVENTS"),
             rng_target=_target(env, "rng"),
             table_target=_target(env, "table"),
@@ -68,12 +79,3 @@ class DealerConfig:
             hand_delay_ms=env_int(env, "POKER_DEALER_HAND_DELAY_MS", 0),
             presence_ttl=env_float(env, "POKER_DEALER_PRESENCE_TTL", 6.0, minimum=0.05),
         )
-
-
-def _keyring(env: Mapping[str, str], *, insecure: bool) -> KeyringFile | None:
-    """``POKER_SIGNING_KEYS``: the keys folded envelopes are verified with, required over TLS."""
-    path = env_str(env, "POKER_SIGNING_KEYS", "")
-    try:
-        return keyring_setting(path, required=not insecure)
-    except ValueError as exc:
-        raise ConfigError(variable="POKER_SIGNING_KEYS", value=path, problem=str(exc)) from None

@@ -57,6 +57,7 @@ from openpoker.shell.config import (
     env_bool,
     env_float,
     env_int,
+    env_parsed,
     env_str,
 )
 from openpoker.shuffle.deck_seal import DeckKeys, deck_keys_setting
@@ -97,8 +98,16 @@ class TableConfig:
         return cls(
             shell=shell,
             deck_keys=deck_keys,
-            signer=_signer(env, insecure=shell.security.insecure),
-            keyring=_keyring(env, insecure=shell.security.insecure),
+            signer=env_parsed(
+                env,
+                "POKER_SIGNING_KEY",
+                lambda path: signer_setting(path, SERVICE, required=not shell.security.insecure),
+            ),
+            keyring=env_parsed(
+                env,
+                "POKER_SIGNING_KEYS",
+                lambda path: keyring_setting(path, required=not shell.security.insecure),
+            ),
             stream=env_str(env, "POKER_TABLE_STREAM", "TABLE_EVENTS"),
             partitions=env_int(env, "POKER_TABLE_PARTITIONS", PARTITIONS, minimum=1),
             replicas=env_int(env, "POKER_TABLE_REPLICAS", 1, minimum=1),
@@ -114,21 +123,3 @@ class TableConfig:
             watches_per_identity=env_int(env, "POKER_TABLE_QUOTA_WATCHES_PER_IDENTITY", 16, minimum=1),
             watches_per_table=env_int(env, "POKER_TABLE_QUOTA_WATCHES_PER_TABLE", 500, minimum=1),
         )
-
-
-def _signer(env: Mapping[str, str], *, insecure: bool) -> Signer | None:
-    """``POKER_SIGNING_KEY``: this writer's envelope-signing key, required over TLS."""
-    path = env_str(env, "POKER_SIGNING_KEY", "")
-    try:
-        return signer_setting(path, SERVICE, required=not insecure)
-    except ValueError as exc:
-        raise ConfigError(variable="POKER_SIGNING_KEY", value=path, problem=str(exc)) from None
-
-
-def _keyring(env: Mapping[str, str], *, insecure: bool) -> KeyringFile | None:
-    """``POKER_SIGNING_KEYS``: the keys loaded envelopes are verified with, required over TLS."""
-    path = env_str(env, "POKER_SIGNING_KEYS", "")
-    try:
-        return keyring_setting(path, required=not insecure)
-    except ValueError as exc:
-        raise ConfigError(variable="POKER_SIGNING_KEYS", value=path, problem=str(exc)) from None

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from openpoker.eventstore.keyfiles import KeyringFile, keyring_setting, signer_setting
 from openpoker.eventstore.signing import Signer
 from openpoker.ledger.limits import DepositLimits, WithdrawalLimits
-from openpoker.shell.config import ConfigError, ShellConfig, env_int, env_str
+from openpoker.shell.config import ConfigError, ShellConfig, env_int, env_parsed, env_str
 
 SERVICE = "wallet"
 _CURRENCY = re.compile(r"^[A-Z][A-Z0-9_]{1,15}$")
@@ -77,8 +77,16 @@ class WalletConfig:
         shell = ShellConfig.from_env(SERVICE, env)
         return cls(
             shell=shell,
-            signer=_signer(env, insecure=shell.security.insecure),
-            keyring=_keyring(env, insecure=shell.security.insecure),
+            signer=env_parsed(
+                env,
+                "POKER_SIGNING_KEY",
+                lambda path: signer_setting(path, SERVICE, required=not shell.security.insecure),
+            ),
+            keyring=env_parsed(
+                env,
+                "POKER_SIGNING_KEYS",
+                lambda path: keyring_setting(path, required=not shell.security.insecure),
+            ),
             currency=currency,
             snapshot_every=snapshot_every if snapshot_every > 0 else 2**62,
             stream=env_str(env, "POKER_WALLET_STREAM", "WALLET_EVENTS"),
@@ -92,21 +100,3 @@ class WalletConfig:
                 daily_withdrawal=_limit(env, "POKER_WALLET_DAILY_WITHDRAWAL", DAILY_WITHDRAWAL),
             ),
         )
-
-
-def _signer(env: Mapping[str, str], *, insecure: bool) -> Signer | None:
-    """``POKER_SIGNING_KEY``: this writer's envelope-signing key, required over TLS."""
-    path = env_str(env, "POKER_SIGNING_KEY", "")
-    try:
-        return signer_setting(path, SERVICE, required=not insecure)
-    except ValueError as exc:
-        raise ConfigError(variable="POKER_SIGNING_KEY", value=path, problem=str(exc)) from None
-
-
-def _keyring(env: Mapping[str, str], *, insecure: bool) -> KeyringFile | None:
-    """``POKER_SIGNING_KEYS``: the keys loaded envelopes are verified with, required over TLS."""
-    path = env_str(env, "POKER_SIGNING_KEYS", "")
-    try:
-        return keyring_setting(path, required=not insecure)
-    except ValueError as exc:
-        raise ConfigError(variable="POKER_SIGNING_KEYS", value=path, problem=str(exc)) from None
