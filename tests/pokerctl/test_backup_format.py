@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import stat
 from pathlib import Path
 
 import pytest
+from nats.js import api
 
 from openpoker.eventstore.streams import LEASES, TABLE_EVENTS, TABLE_SNAPSHOTS, WALLET_EVENTS, BucketSettings
 from openpoker.ledger.store import WALLET_SNAPSHOTS
@@ -21,7 +23,14 @@ from openpoker.pokerctl.backup_format import (
     manifest,
     verify_backup,
 )
-from openpoker.pokerctl.backup_io import EVIDENCE_STREAMS, BackupRefused, check_empty
+from openpoker.pokerctl.backup_io import (
+    EVIDENCE_STREAMS,
+    BackupRefused,
+    ReadStream,
+    ReadStreams,
+    check_empty,
+    write_backup,
+)
 from openpoker.services.dealer.audit import RNG_AUDIT
 from openpoker.services.dealer.pauses import DEALER_BUCKET
 from openpoker.services.rng.config import RngConfig
@@ -127,3 +136,17 @@ def test_the_operations_guide_lists_every_backed_up_stream_and_its_limits() -> N
     section = guide.split("## Stream limits", 1)[1].split("\n## ", 1)[0]
     for name in EVIDENCE_STREAMS:
         assert f"| `{name}` |" in section, name
+
+
+def test_a_backup_is_readable_by_its_owner_only(tmp_path: Path) -> None:
+    """It holds every hole card and sealed seed: folder 0700, files 0600, and it reads back."""
+    stream = ReadStream(name="TABLE_EVENTS", config=api.StreamConfig(name="TABLE_EVENTS"), messages=MESSAGES)
+    summary = write_backup(
+        tmp_path / "b", ReadStreams(streams=(stream,), missing=(), server_version="2.12.0")
+    )
+    assert stat.S_IMODE((tmp_path / "b").stat().st_mode) == 0o700
+    files = list((tmp_path / "b").iterdir())
+    assert {f.name for f in files} == {"TABLE_EVENTS.jsonl", "manifest.json"}
+    assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
+    backup = verify_backup(tmp_path / "b", expected_digest=str(summary["digest"]))
+    assert backup.stream("TABLE_EVENTS") == MESSAGES

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -137,14 +138,22 @@ async def read_streams(nc: Client, streams: tuple[str, ...] = EVIDENCE_STREAMS) 
     )
 
 
+def _write_private(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
 def write_backup(out: Path, read: ReadStreams) -> dict[str, object]:
     """The files and the manifest in ``out`` (checked empty); the summary to print."""
     check_empty(out)
-    out.mkdir(parents=True, exist_ok=True)
+    # Every hole card and sealed seed is in here: the folder and files are its owner's alone.
+    out.mkdir(parents=True, exist_ok=True, mode=0o700)
+    out.chmod(0o700)
     entries: list[StreamEntry] = []
     for stream in read.streams:
         raw = b"".join(encode_message(m) for m in stream.messages)
-        (out / stream_file(stream.name)).write_bytes(raw)
+        _write_private(out / stream_file(stream.name), raw)
         entries.append(
             StreamEntry(
                 name=stream.name,
@@ -160,7 +169,7 @@ def write_backup(out: Path, read: ReadStreams) -> dict[str, object]:
         )
     created = datetime.now(UTC).isoformat().replace("+00:00", "Z")
     doc = manifest(entries, created_at=created, server_version=read.server_version)
-    (out / MANIFEST).write_text(_pretty(doc))
+    _write_private(out / MANIFEST, _pretty(doc).encode())
     return {
         "ok": True,
         "out": str(out),
