@@ -21,7 +21,6 @@ from openpoker.dispute.evidence import LoggedEnvelope
 from openpoker.engine.hand_events import HandStarted
 from openpoker.engine.table_events import ChipsAdded, StartHand
 from openpoker.eventstore.chain import seal
-from openpoker.eventstore.envelope import Draft
 from openpoker.ledger.accounts import Balances
 from openpoker.ledger.commands import PlayerAmount
 from openpoker.ledger.decider import LedgerState
@@ -31,6 +30,7 @@ from openpoker.shuffle import commitment, derive_deck
 from openpoker.tablelog.model import TableModel
 from openpoker.tablelog.store import to_recorded
 from tests.dispute.test_check import RULES, Built, T
+from tests.helpers.forgery import next_draft
 
 players = st.sampled_from(["ann", "bob", "cat", "dan", "eve"])
 chips = st.integers(min_value=0, max_value=10_000)
@@ -152,18 +152,8 @@ def test_a_log_that_does_not_fold_is_named_not_a_crash() -> None:
     built = Built(1)
     last = built.envelopes[-1].envelope
     forged = seal(
-        Draft(
-            stream_id=last.stream_id,
-            version=last.version + 1,
-            command_id="forged",
-            owner_epoch=last.owner_epoch,
-            rules_version=last.rules_version,
-            engine_version=last.engine_version,
-            events=(to_recorded(ChipsAdded(seat=99, amount=1_000_000)),),  # no such seat
-            recorded_at=last.recorded_at,
-        ),
-        last.hash,
-    )
+        next_draft(last, (to_recorded(ChipsAdded(seat=99, amount=1_000_000)),)), last.hash
+    )  # no seat 99
     log = [*built.envelopes, LoggedEnvelope(envelope=forged, sequence=forged.version, msg_id=forged.msg_id)]
     model, finding = fold_log_checked(T, log)
     assert finding is not None

@@ -16,7 +16,7 @@ import pytest
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.api.table.v1 import table_service_pb2_grpc as pb_grpc
-from openpoker.eventstore import Draft, RecordedEvent, seal
+from openpoker.eventstore import RecordedEvent, seal
 from openpoker.eventstore import codec as envelope_codec
 from openpoker.eventstore.jetstream import JetStreamEventStore
 from openpoker.eventstore.streams import TABLE_EVENTS, WALLET_EVENTS
@@ -25,6 +25,7 @@ from openpoker.ledger.store import SUBJECT as WALLET_SUBJECT
 from openpoker.services.table.server import TableServer
 from openpoker.services.wallet.server import WalletServer
 from openpoker.shell.client import channel, rich_error
+from tests.helpers.forgery import next_draft
 from tests.integration.table_system import balance, table_service
 from tests.services.table.helpers import create, join
 
@@ -41,16 +42,7 @@ async def _of_another_stream(js: Any) -> None:
     last = await JetStreamEventStore(js, stream=TABLE_EVENTS.name).last(SUBJECT)
     assert last is not None
     tip = last.envelope
-    draft = Draft(
-        stream_id="t2",
-        version=tip.version + 1,
-        command_id="forged",
-        owner_epoch=tip.owner_epoch,
-        rules_version=tip.rules_version,
-        engine_version=tip.engine_version,
-        events=(RecordedEvent(type="PlayerJoined", payload=b"{}"),),
-        recorded_at=tip.recorded_at,
-    )
+    draft = next_draft(tip, (RecordedEvent(type="PlayerJoined", payload=b"{}"),), stream_id="t2")
     await js.publish(SUBJECT, envelope_codec.encode(seal(draft, tip.hash)), stream=TABLE_EVENTS.name)
 
 

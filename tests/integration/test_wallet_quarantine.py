@@ -20,13 +20,14 @@ import pytest
 
 from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
 from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
-from openpoker.eventstore import Draft, RecordedEvent, seal
+from openpoker.eventstore import RecordedEvent, seal
 from openpoker.eventstore import codec as envelope_codec
 from openpoker.eventstore.jetstream import MSG_ID_HEADER, JetStreamEventStore
 from openpoker.eventstore.streams import WALLET_EVENTS
 from openpoker.ledger.store import SUBJECT
 from openpoker.services.wallet.server import WRITES_HEALTH, WalletServer
 from openpoker.shell.client import channel, health_status, rich_error
+from tests.helpers.forgery import next_draft
 from tests.integration.table_system import CASHIER, balance, deposit, wallet_service
 
 pytestmark = pytest.mark.integration
@@ -97,17 +98,7 @@ async def _forged(events: JetStreamEventStore, *, stream_id: str) -> tuple[bytes
     last = await events.last(SUBJECT)
     assert last is not None
     tip = last.envelope
-    draft = Draft(
-        stream_id=stream_id,
-        version=tip.version + 1,
-        command_id="forged",
-        owner_epoch=tip.owner_epoch,
-        rules_version=tip.rules_version,
-        engine_version=tip.engine_version,
-        events=FOREIGN_EVENTS,
-        recorded_at=tip.recorded_at,
-    )
-    envelope = seal(draft, tip.hash)
+    envelope = seal(next_draft(tip, FOREIGN_EVENTS, stream_id=stream_id), tip.hash)
     return envelope_codec.encode(envelope), envelope.msg_id
 
 

@@ -24,8 +24,8 @@ from openpoker.api.table.v1 import table_service_pb2 as tpb
 from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
 from openpoker.dispute.source import read_table_log
 from openpoker.engine.table_events import ChipsAdded
-from openpoker.eventstore import Draft, Envelope, seal
 from openpoker.eventstore import codec as envelope_codec
+from openpoker.eventstore import seal
 from openpoker.eventstore.jetstream import MSG_ID_HEADER
 from openpoker.eventstore.signing import Signer
 from openpoker.eventstore.streams import TABLE_EVENTS
@@ -35,6 +35,7 @@ from openpoker.pokerctl.bots import buy_in_for, table_config
 from openpoker.pokerctl.local import LocalSystem
 from openpoker.shell import natsauth
 from openpoker.tablelog.store import to_recorded
+from tests.helpers.forgery import next_draft
 from tests.helpers.secure import Calls, token
 from tests.helpers.system import local_system
 
@@ -113,19 +114,6 @@ def _replay(system: LocalSystem, table_id: str) -> tuple[int, dict[str, Any], st
     return code, report, err
 
 
-def _chips_added(last: Envelope) -> Draft:
-    return Draft(
-        stream_id=last.stream_id,
-        version=last.version + 1,
-        command_id="forged",
-        owner_epoch=last.owner_epoch,
-        rules_version=last.rules_version,
-        engine_version=last.engine_version,
-        events=(to_recorded(ChipsAdded(seat=0, amount=1_000_000)),),
-        recorded_at=last.recorded_at,
-    )
-
-
 async def _forge_as_admin(system: LocalSystem, table_id: str, signer: Signer | None) -> int:
     """Append a forged envelope to ``table_id``'s live log as ``admin``, onto its last envelope
     (again if the table wrote in between); returns the forged version."""
@@ -134,7 +122,11 @@ async def _forge_as_admin(system: LocalSystem, table_id: str, signer: Signer | N
         js = nc.jetstream()
         for _ in range(20):
             last = (await read_table_log(js, table_id))[-1]
-            forged = seal(_chips_added(last.envelope), last.envelope.hash, signer=signer)
+            forged = seal(
+                next_draft(last.envelope, (to_recorded(ChipsAdded(seat=0, amount=1_000_000)),)),
+                last.envelope.hash,
+                signer=signer,
+            )
             headers = {MSG_ID_HEADER: forged.msg_id, EXPECTED_LAST_SUBJECT_SEQUENCE: str(last.sequence)}
             try:
                 ack = await js.publish(

@@ -35,6 +35,7 @@ from openpoker.pokerctl.bots import buy_in_for, table_config
 from openpoker.shell.natsconn import NatsTarget
 from openpoker.shell.natsproc import NatsServer
 from openpoker.tablelog.store import to_recorded
+from tests.helpers.forgery import next_draft
 from tests.helpers.secure import Calls, token
 from tests.helpers.system import local_system
 
@@ -161,21 +162,8 @@ def _publish(copy: Path, subject: tuple[str, str], envelope: Envelope, *, after:
         server.stop()
 
 
-def _next_draft(last: Envelope, events: Any) -> Draft:
-    return Draft(
-        stream_id=last.stream_id,
-        version=last.version + 1,
-        command_id="forged",
-        owner_epoch=last.owner_epoch,
-        rules_version=last.rules_version,
-        engine_version=last.engine_version,
-        events=events,
-        recorded_at=last.recorded_at,
-    )
-
-
 def _chips_added(last: Envelope) -> Draft:
-    return _next_draft(last, (to_recorded(ChipsAdded(seat=0, amount=1_000_000)),))
+    return next_draft(last, (to_recorded(ChipsAdded(seat=0, amount=1_000_000)),))
 
 
 def _replay(folder: Path, *extra: str) -> tuple[int, dict[str, Any], str]:
@@ -250,7 +238,7 @@ def test_a_copied_signature_is_a_bad_signature_and_another_writers_key_is_named(
 
 def test_a_forged_wallet_envelope_fails_the_ledger_audit_and_the_replay(played: Path, tmp_path: Path) -> None:
     def deposit_events(last: Envelope) -> Draft:
-        return _next_draft(last, last.events)  # any content: the signature is what is missing
+        return next_draft(last, last.events)  # any content: the signature is what is missing
 
     copy = tmp_path / "ledger"
     version = _forge_into_copy(played, copy, LEDGER, deposit_events)
@@ -268,7 +256,7 @@ def test_a_forged_wallet_envelope_fails_the_ledger_audit_and_the_replay(played: 
 
 def test_a_backup_of_a_forged_folder_fails_the_same_checks(played: Path, tmp_path: Path) -> None:
     copy = tmp_path / "ledger"
-    version = _forge_into_copy(played, copy, LEDGER, lambda last: _next_draft(last, last.events))
+    version = _forge_into_copy(played, copy, LEDGER, lambda last: next_draft(last, last.events))
     backup = tmp_path / "backup"
     code, _, err = _run("backup", "--out", str(backup), "--data-dir", str(copy))
     assert code == 0, err
@@ -308,9 +296,9 @@ def test_a_backup_holding_foreign_messages_is_a_finding_not_a_traceback(played: 
     """Well-formed envelopes whose events do not fold, on the ledger and on the table's log, in
     a backup: both audit tools name them (as the live ones do) and exit 1."""
     copy = tmp_path / "foreign"
-    ledger_version = _forge_into_copy(played, copy, LEDGER, lambda last: _next_draft(last, FOREIGN_EVENTS))
+    ledger_version = _forge_into_copy(played, copy, LEDGER, lambda last: next_draft(last, FOREIGN_EVENTS))
     seq, last = _read(copy, *TABLE_LOG)[-1]
-    forged = seal(_next_draft(last, FOREIGN_EVENTS), last.hash)
+    forged = seal(next_draft(last, FOREIGN_EVENTS), last.hash)
     _publish(copy, TABLE_LOG, forged, after=seq)
     backup = tmp_path / "backup"
     code, _, err = _run("backup", "--out", str(backup), "--data-dir", str(copy))

@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ed25519
 from openpoker.api.table.v1 import table_service_pb2 as tpb
 from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
 from openpoker.engine.table_events import ChipsAdded
-from openpoker.eventstore import Draft, Envelope, RecordedEvent, seal
+from openpoker.eventstore import Envelope, seal
 from openpoker.eventstore import codec as envelope_codec
 from openpoker.eventstore.jetstream import MSG_ID_HEADER, JetStreamEventStore
 from openpoker.eventstore.keyfiles import keyring_path
@@ -42,6 +42,7 @@ from openpoker.pokerctl.bots import buy_in_for, table_config
 from openpoker.pokerctl.local import LocalSystem
 from openpoker.shell.client import rich_error
 from openpoker.tablelog.store import to_recorded
+from tests.helpers.forgery import next_draft
 from tests.helpers.secure import Calls, token
 from tests.helpers.system import local_system
 
@@ -61,19 +62,6 @@ def _run(*argv: str) -> tuple[int, str, str]:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(list(argv))
     return code, out.getvalue(), err.getvalue()
-
-
-def _next_draft(last: Envelope, events: tuple[RecordedEvent, ...], *, epoch: int | None = None) -> Draft:
-    return Draft(
-        stream_id=last.stream_id,
-        version=last.version + 1,
-        command_id="forged",
-        owner_epoch=last.owner_epoch if epoch is None else epoch,
-        rules_version=last.rules_version,
-        engine_version=last.engine_version,
-        events=events,
-        recorded_at=last.recorded_at,
-    )
 
 
 async def _last(js: Any, stream: str, subject: str) -> tuple[int, Envelope]:
@@ -186,7 +174,7 @@ def test_forged_envelopes_on_a_table_and_the_wallet_quarantine_them_after_a_rest
                 subject = table_subject("sig-a")
                 after, last = await _last(js, TABLE_EVENTS.name, subject)
                 chips = (to_recorded(ChipsAdded(seat=seat - 1, amount=1_000_000)),)
-                forged = seal(_next_draft(last, chips), last.hash, signer=stranger)
+                forged = seal(next_draft(last, chips), last.hash, signer=stranger)
                 sequence = await _publish(
                     js, TABLE_EVENTS.name, subject, forged, msg_id="forged-table", after=after
                 )
@@ -216,7 +204,7 @@ def test_forged_envelopes_on_a_table_and_the_wallet_quarantine_them_after_a_rest
                 decision = decide(state, Deposit(request_id="forged-dep", player="mallory", amount=1_000_000))
                 events = tuple(wallet_recorded(e) for e in decision.events)
                 tip = ledger[-1]
-                forged_dep = seal(_next_draft(tip.envelope, events), tip.envelope.hash)
+                forged_dep = seal(next_draft(tip.envelope, events), tip.envelope.hash)
                 wallet_seq = await _publish(
                     js,
                     WALLET_EVENTS.name,
@@ -257,7 +245,7 @@ def test_a_foreign_envelope_under_a_tables_next_message_id_is_not_its_write(tmp_
                 await _join(calls, system, "ann", "dup-a")
                 subject = table_subject("dup-a")
                 _, last = await _last(js, TABLE_EVENTS.name, subject)
-                forged = seal(_next_draft(last, (to_recorded(ChipsAdded(seat=0, amount=5)),)), last.hash)
+                forged = seal(next_draft(last, (to_recorded(ChipsAdded(seat=0, amount=5)),)), last.hash)
                 sequence = await _publish(
                     js, TABLE_EVENTS.name, subject, forged, msg_id=forged.msg_id, after=None
                 )

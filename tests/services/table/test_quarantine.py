@@ -12,11 +12,12 @@ from structlog.testing import capture_logs
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.engine.table_events import ChipsAdded
-from openpoker.eventstore import Draft, RecordedEvent, seal
+from openpoker.eventstore import RecordedEvent, seal
 from openpoker.eventstore.subjects import table_subject
 from openpoker.services.table.ownership import StaticOwnership
 from openpoker.shell.client import rich_error
 from openpoker.tablelog.store import MemoryTableEvents, to_recorded
+from tests.helpers.forgery import next_draft
 from tests.services.table.helpers import PARTITIONS, FakeWallet, create, join, serve
 
 # Events no table folds: a forged message's.
@@ -29,16 +30,8 @@ async def _forge(events: MemoryTableEvents, table_id: str, *, stream_id: str | N
     last = await events.last(subject)
     assert last is not None
     tip = last.envelope
-    draft = Draft(
-        stream_id=stream_id or table_id,
-        version=tip.version + 1,
-        command_id="forged",
-        owner_epoch=0,  # a message id the writer never uses (see the duplicate-ack test below)
-        rules_version=tip.rules_version,
-        engine_version=tip.engine_version,
-        events=FOREIGN_EVENTS,
-        recorded_at=tip.recorded_at,
-    )
+    # Epoch 0: a message id the writer never uses (see the duplicate-ack test below).
+    draft = next_draft(tip, FOREIGN_EVENTS, stream_id=stream_id or table_id, epoch=0)
     landed = await events.append(subject, seal(draft, tip.hash), expected_sequence=last.sequence)
     return landed.sequence
 
@@ -115,16 +108,8 @@ async def test_a_foreign_envelope_under_the_tables_next_message_id_quarantines_i
         last = await events.last(subject)
         assert last is not None
         tip = last.envelope
-        draft = Draft(
-            stream_id="t1",
-            version=tip.version + 1,
-            command_id="forged",
-            owner_epoch=tip.owner_epoch,  # the writer's epoch: its next message id
-            rules_version=tip.rules_version,
-            engine_version=tip.engine_version,
-            events=(to_recorded(ChipsAdded(seat=0, amount=1_000_000)),),
-            recorded_at=tip.recorded_at,
-        )
+        # Under the writer's epoch: its next message id.
+        draft = next_draft(tip, (to_recorded(ChipsAdded(seat=0, amount=1_000_000)),), stream_id="t1")
         forged = seal(draft, tip.hash)
         landed = await events.append(subject, forged, expected_sequence=last.sequence)
         with capture_logs() as logs, pytest.raises(grpc.RpcError) as caught:

@@ -11,12 +11,13 @@ import pytest
 from structlog.testing import capture_logs
 
 from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
-from openpoker.eventstore import Draft, Envelope, RecordedEvent, seal
+from openpoker.eventstore import Envelope, RecordedEvent, seal
 from openpoker.eventstore.loading import Problem
 from openpoker.eventstore.memory import InMemoryEventStore
 from openpoker.ledger.codec import encode_state
 from openpoker.ledger.store import SUBJECT, WalletStore
 from openpoker.services.wallet.app import WalletApp
+from tests.helpers.forgery import next_draft
 
 from .conftest import CASHIER, Rig, start_rig
 from .test_service import deposit, failure
@@ -32,17 +33,7 @@ async def _forged(
     last = await rig.events.last(SUBJECT)
     assert last is not None
     tip = last.envelope
-    draft = Draft(
-        stream_id=stream_id,
-        version=tip.version + 1,
-        command_id="forged",
-        owner_epoch=tip.owner_epoch,
-        rules_version=tip.rules_version,
-        engine_version=tip.engine_version,
-        events=events,
-        recorded_at=tip.recorded_at,
-    )
-    return seal(draft, tip.hash)
+    return seal(next_draft(tip, events, stream_id=stream_id), tip.hash)
 
 
 async def _balances(rig: Rig) -> dict[str, int]:
