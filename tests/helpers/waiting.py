@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 async def until(condition: Callable[[], bool], *, what: str = "condition", within: float = 10.0) -> None:
@@ -15,3 +18,17 @@ async def until(condition: Callable[[], bool], *, what: str = "condition", withi
         if loop.time() > end:
             raise AssertionError(f"gave up waiting for {what}")
         await asyncio.sleep(0.005)
+
+
+async def answer(
+    probe: Callable[[], Awaitable[T | None]], *, what: str = "an answer", within: float = 60.0
+) -> T:
+    """Await ``probe`` every 50 ms until it answers something (not None) and return that; fail
+    after ``within`` seconds. A liveness guard, as ``until`` is."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + within
+    while (got := await probe()) is None:
+        if loop.time() > end:
+            raise AssertionError(f"gave up waiting for {what}")
+        await asyncio.sleep(0.05)
+    return got

@@ -11,11 +11,10 @@ table reset-allowance`` does the same with the data folder.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, TypeVar
+from collections.abc import Iterator
+from typing import Any
 
 import grpc
 import pytest
@@ -34,12 +33,12 @@ from openpoker.shell.tokens import Role
 from openpoker.tablelog.store import JetStreamTableEvents
 from tests.helpers.secure import Calls, token
 from tests.helpers.system import local_system
+from tests.helpers.waiting import answer
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 TABLE = "allowance-dc"
 NAME = f"tables/{TABLE}"
-T = TypeVar("T")
 
 
 @pytest.fixture(scope="module")
@@ -50,17 +49,6 @@ def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
 
 def rid() -> str:
     return str(uuid.uuid4())
-
-
-async def until(probe: Callable[[], Awaitable[T | None]], *, what: str, within: float = 60.0) -> T:
-    """Poll ``probe`` until it answers something (not None): a liveness guard, not a timing test."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + within
-    while (got := await probe()) is None:
-        if loop.time() > end:
-            raise AssertionError(f"gave up waiting for {what}")
-        await asyncio.sleep(0.05)
-    return got
 
 
 async def table_log(system: LocalSystem) -> list[object]:
@@ -120,7 +108,7 @@ async def _ann_used_her_allowance(system: LocalSystem, calls: Calls) -> None:
         outs = ann_time_outs(await table_log(system))
         return outs if len(outs) >= 3 else None
 
-    outs = (await until(folded, what="three time-outs of ann"))[:3]
+    outs = (await answer(folded, what="three time-outs of ann"))[:3]
     # Heads-up, ann has a blind in whenever she is to act: only the allowance decides.
     assert [(e.outcome, e.uses_protection) for e in outs] == [
         (TimeOutOutcome.PROTECTED, True),
@@ -138,7 +126,7 @@ async def _paused(calls: Calls, operator: Any) -> int:
         table = await view(calls)
         return None if table.status == tpb.TABLE_STATUS_IN_HAND else int(table.version)
 
-    return await until(between_hands, what="the hand in flight to finish")
+    return await answer(between_hands, what="the hand in flight to finish")
 
 
 async def test_only_an_operator_resets_a_players_allowance(system: LocalSystem, calls: Calls) -> None:
@@ -173,7 +161,7 @@ async def test_only_an_operator_resets_a_players_allowance(system: LocalSystem, 
         later = ann_time_outs(events[mark:])
         return later[0] if later else None
 
-    first = await until(after_reset, what="ann's next time-out")
+    first = await answer(after_reset, what="ann's next time-out")
     assert (first.outcome, first.uses_protection) == (TimeOutOutcome.PROTECTED, True)
 
 

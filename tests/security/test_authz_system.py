@@ -8,10 +8,9 @@ The wallet runs with small deposit limits here (set in the environment the servi
 
 from __future__ import annotations
 
-import asyncio
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, TypeVar
+from collections.abc import Iterator
+from typing import Any
 
 import grpc
 import pytest
@@ -26,6 +25,7 @@ from openpoker.shell.client import rich_error
 from openpoker.shell.tokens import Role
 from tests.helpers.secure import Calls, Meta, token
 from tests.helpers.system import local_system
+from tests.helpers.waiting import answer
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -33,19 +33,6 @@ MAX_DEPOSIT = 50_000
 DAILY_DEPOSIT = 120_000
 MAX_BALANCE = 100_000
 LIVE = "authz-live"  # two players who never act (60 s clock): a hand stays live
-T = TypeVar("T")
-
-
-async def until(probe: Callable[[], Awaitable[T | None]], *, within: float = 30.0) -> T:
-    """Poll ``probe`` until it answers something (not None); fail after ``within`` seconds (a
-    liveness guard, not a timing test)."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + within
-    while (got := await probe()) is None:
-        if loop.time() > end:
-            raise AssertionError("gave up waiting")
-        await asyncio.sleep(0.05)
-    return got
 
 
 LIMITS = {
@@ -142,7 +129,7 @@ async def test_deposit_limits_per_request_per_day_and_balance(system: LocalSyste
 
     # The day's total is in the ledger's log: a restarted wallet still knows it.
     await system.restart("wallet")
-    await until(lambda: _serving(calls))
+    await answer(lambda: _serving(calls))
     code, reason, _ = await refused(deposit(calls, cashier, "dana", over))
     assert (code, reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "DAILY_LIMIT_REACHED")
     assert await cash(calls, "dana") == 0
@@ -263,7 +250,7 @@ async def _live_hand(system: LocalSystem, calls: Calls) -> tuple[int, str]:
         table: tpb.Table = got.table
         return table if table.current_hand.hand_id else None
 
-    table = await until(dealt)
+    table = await answer(dealt)
     return int(table.version), table.current_hand.hand_id
 
 

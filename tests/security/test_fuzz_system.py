@@ -14,9 +14,8 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TypeVar
 
 import grpc
 import pytest
@@ -37,6 +36,7 @@ from tests.helpers.fuzz import Fuzzer
 from tests.helpers.fuzz_checks import Caller, Checks, SeenCards, Shot, Tally, World, rpcs
 from tests.helpers.secure import Calls, token
 from tests.helpers.system import local_system
+from tests.helpers.waiting import answer
 
 CALLS = int(os.environ.get("POKER_FUZZ_CALLS", "400"))
 SEED = int(os.environ.get("POKER_FUZZ_SEED") or random.SystemRandom().randrange(2**32))
@@ -58,7 +58,6 @@ ENV = {
 LIVE, PLAYED, EMPTY = "fz-live", "fz-played", "fz-empty"
 PLAYERS = ("hana", "ivan", "jo", "kim", "lee", "max")
 FUNDS = 20_000
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,18 +67,6 @@ class Run:
     seen: list[SeenCards]
     seeded: int  # deposited before the fuzzing
     finished: tuple[str, str]  # a hand that ended before the fuzzing: (table id, hand id)
-
-
-async def until(probe: Callable[[], Awaitable[T | None]], *, within: float = 30.0) -> T:
-    """Poll ``probe`` until it answers something (not None); fail after ``within`` seconds (a
-    liveness guard, not a timing test)."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + within
-    while (got := await probe()) is None:
-        if loop.time() > end:
-            raise AssertionError("gave up waiting")
-        await asyncio.sleep(0.05)
-    return got
 
 
 async def _seed(system: LocalSystem, calls: Calls) -> tuple[World, tuple[str, str]]:
@@ -109,8 +96,8 @@ async def _seed(system: LocalSystem, calls: Calls) -> tuple[World, tuple[str, st
         hand = got.table.current_hand.hand_id
         return got.table if hand and hand != other_than and got.table.current_hand.to_act.seat else None
 
-    live = await until(lambda: dealt(LIVE))
-    played = await until(lambda: dealt(PLAYED))
+    live = await answer(lambda: dealt(LIVE))
+    played = await answer(lambda: dealt(PLAYED))
     first = played.current_hand.hand_id
     seat = played.current_hand.to_act.seat
     folder = next(s.player_id for s in played.seats if s.seat == seat)
@@ -118,7 +105,7 @@ async def _seed(system: LocalSystem, calls: Calls) -> tuple[World, tuple[str, st
         request_id="fz-fold", table=f"tables/{PLAYED}", hand_id=first, action=tpb.ACTION_TYPE_FOLD
     )
     await calls.table.Act(fold, timeout=10, metadata=token(system, folder))
-    second = await until(lambda: dealt(PLAYED, other_than=first))
+    second = await answer(lambda: dealt(PLAYED, other_than=first))
     world = World(
         tables=[LIVE, PLAYED, EMPTY],
         hands=[(LIVE, live.current_hand.hand_id), (PLAYED, first), (PLAYED, second.current_hand.hand_id)],
@@ -249,7 +236,7 @@ async def _audit(system: LocalSystem) -> LedgerAudit | None:
 
 async def test_the_ledger_audits_and_money_in_equals_money_out(system: LocalSystem, run: Run) -> None:
     try:
-        audit = await until(lambda: _audit(system))
+        audit = await answer(lambda: _audit(system))
     except AssertionError:
         audit = await audit_live(_bus(system))
         raise AssertionError(f"ledger audit breaches ({REPRO}): {audit.breaches}") from None
@@ -278,7 +265,7 @@ async def _replays(system: LocalSystem) -> list[str] | None:
 
 async def test_every_table_log_folds_and_replays(system: LocalSystem, run: Run) -> None:
     try:
-        tables = await until(lambda: _replays(system))
+        tables = await answer(lambda: _replays(system))
     except AssertionError:
         evidence = await read_evidence(_bus(system), None)
         failures = [

@@ -10,10 +10,9 @@ identities of its own, since the buckets live as long as the services.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Iterator
+from typing import Any
 
 import grpc
 import pytest
@@ -27,6 +26,7 @@ from openpoker.shell.client import RichError, rich_error
 from openpoker.shell.tokens import Role
 from tests.helpers.secure import Calls, Meta, token
 from tests.helpers.system import local_system
+from tests.helpers.waiting import answer
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -34,7 +34,6 @@ RPS, BURST = 1, 20
 CREATES_PER_MINUTE = 3
 WATCHES_PER_IDENTITY = 2
 WATCHES_PER_TABLE = 4
-T = TypeVar("T")
 
 
 QUOTAS = {
@@ -54,16 +53,6 @@ def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
 
 def rid() -> str:
     return str(uuid.uuid4())
-
-
-async def until(probe: Callable[[], Awaitable[T | None]], *, within: float = 10.0) -> T:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + within
-    while (got := await probe()) is None:
-        if loop.time() > end:
-            raise AssertionError("gave up waiting")
-        await asyncio.sleep(0.05)
-    return got
 
 
 async def refusal(call: Awaitable[Any]) -> RichError:
@@ -144,7 +133,7 @@ async def test_open_watch_streams_per_identity(system: LocalSystem, calls: Calls
         again = watch(calls, "q-watch-id", ann)
         return again if await opened(again, "watch_streams_per_identity") else None
 
-    (await until(reopened)).cancel()
+    (await answer(reopened)).cancel()
     for stream in streams[1:]:
         stream.cancel()
 
@@ -168,7 +157,7 @@ async def test_open_watch_streams_per_table(system: LocalSystem, calls: Calls) -
         again = watch(calls, "q-watch-t", late)
         return again if await opened(again, "watch_streams_per_table") else None
 
-    (await until(reopened)).cancel()
+    (await answer(reopened)).cancel()
     for stream in streams[1:]:
         stream.cancel()
 
