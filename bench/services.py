@@ -31,15 +31,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import random
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -66,13 +68,16 @@ from openpoker.shuffle.deck_seal import DeckKeys, ensure_deck_keys, seal_deck
 DEALER = (("x-caller", "dealer"),)
 CASHIER = (("x-caller", "cashier"),)
 ADMIN = (("x-caller", "pokerctl"),)
-PREFIX = {"batched": "m", "stream": "s", "unary": "u"}  # throughput rounds' table ids
+PREFIX = {"batched": "m", "stream": "s", "unary": "u", "paired": "c"}  # throughput rounds' table ids
 # Throughput: as many tables as `bench system` seats bots at; the batched round's drivers split
 # over this many ActBatchStreams (a game server's few connections): with one, every driver
 # waits on the same message and the service idles while the answers travel and the next batch
 # is made; with several, one stream's batch is decided while another's answers travel.
 THROUGHPUT_TABLES = 50
 BATCH_STREAMS = 4
+# The paired cost rounds (``_paired_cost``): this many plaintext/secured pairs of this many seconds.
+PAIRS = 9
+PAIR_SECONDS = 4.0
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -167,6 +172,7 @@ class _Table:
         self.name = f"tables/{table_id}"
         self.rng = rng
         self.hands = 0
+        self.view: pb.Hand | None = None  # the live hand as the last reply showed it
         # Commands (StartHand and the actions) over one ActStream (as the bots send their
         # actions), or one unary call each; ``lean``: actions on the stream with ``omit_table``
         # (the reply is the version only).
@@ -292,9 +298,9 @@ async def _throughput(drivers: list[_Table], seconds: float, server_pid: int) ->
     deadline = time.perf_counter() + seconds
 
     async def drive(d: _Table) -> None:
-        v: pb.Hand | None = await d.start()
+        # A hand left live by an earlier window goes on where it stopped.
         while time.perf_counter() < deadline:
-            v = await d.act(v, counts)
+            d.view = await d.act(d.view, counts)
 
     cpu0, client0 = _cpu_seconds(server_pid), time.process_time()
     t0 = time.perf_counter()
@@ -320,11 +326,27 @@ async def _throughput(drivers: list[_Table], seconds: float, server_pid: int) ->
     }
 
 
-async def _run(quick: bool, *, secure: bool = False) -> dict[str, object]:
-    latency_actions = 300 if quick else 3000
-    tables = 8 if quick else THROUGHPUT_TABLES
-    batch_streams = 2 if quick else BATCH_STREAMS
-    seconds = 2.0 if quick else 10.0
+@dataclasses.dataclass
+class _System:
+    """One running system (nats-server, the wallet, one table service) and the bench's clients."""
+
+    stub: Any  # TableService as the dealer (hands, seats, actions)
+    admin: Any  # TableService as pokerctl (tables)
+    table_pid: int
+    target: str
+    nats_url: str
+    deck_keys: DeckKeys | None
+    dealer_tls: TlsFiles | None
+    nats_admin: NatsCredentials | None
+
+    def driver(self, table_id: str, rng: random.Random, **kwargs: Any) -> _Table:
+        return _Table(self.stub, table_id, rng, admin=self.admin, deck_keys=self.deck_keys, **kwargs)
+
+
+@contextlib.asynccontextmanager
+async def _system(tables: int, *, secure: bool) -> AsyncIterator[_System]:
+    """Start a system, plaintext or secured as ``pokerctl up`` runs it, and fund the players of
+    every table id the rounds use; stopped on exit."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
         server = NatsServer(data_dir=data / "nats")
@@ -354,14 +376,17 @@ async def _run(quick: bool, *, secure: bool = False) -> dict[str, object]:
             dealer_tls = TlsFiles.from_pki(local, "dealer")
             admin_tls = TlsFiles.from_pki(local, pki.CLIENT)
         server.start()
-        if nats_admin is not None:
-            await natssetup.set_up(server.url, nats_admin)
-        common["POKER_NATS_URL"] = server.url
-        # Each player deposits 10**9 once (never broke): above the wallet's default deposit limits.
-        limits = {f"POKER_WALLET_{k}": str(10**12) for k in ("MAX_DEPOSIT", "DAILY_DEPOSIT", "MAX_BALANCE")}
-        wallet_env = {**common, **wallet_env, **limits, "POKER_WALLET_PORT": str(wallet_port)}
-        procs = [_spawn("openpoker.services.wallet", wallet_env)]
+        procs: list[subprocess.Popen[bytes]] = []
         try:
+            if nats_admin is not None:
+                await natssetup.set_up(server.url, nats_admin)
+            common["POKER_NATS_URL"] = server.url
+            # Each player deposits once (never broke): above the wallet's default deposit limits.
+            limits = {
+                f"POKER_WALLET_{k}": str(10**12) for k in ("MAX_DEPOSIT", "DAILY_DEPOSIT", "MAX_BALANCE")
+            }
+            wallet_env = {**common, **wallet_env, **limits, "POKER_WALLET_PORT": str(wallet_port)}
+            procs.append(_spawn("openpoker.services.wallet", wallet_env))
             await _serving(f"127.0.0.1:{wallet_port}", admin_tls)
             procs.append(
                 _spawn(
@@ -379,7 +404,7 @@ async def _run(quick: bool, *, secure: bool = False) -> dict[str, object]:
             async with channel(f"127.0.0.1:{wallet_port}", admin_tls) as wchan:
                 wallet: Any = wpb_grpc.WalletServiceStub(wchan)
                 table_ids = [f"b{tables}", f"b{tables + 1}", f"b{tables + 2}"]
-                table_ids += [f"{kind}{t}" for kind in "msu" for t in range(tables)]
+                table_ids += [f"{kind}{t}" for kind in PREFIX.values() for t in range(tables)]
                 for table_id in table_ids:
                     for side in "ab":
                         await wallet.Deposit(
@@ -389,61 +414,16 @@ async def _run(quick: bool, *, secure: bool = False) -> dict[str, object]:
                             metadata=CASHIER,
                         )
             async with channel(target, dealer_tls) as chan, channel(target, admin_tls) as admin_chan:
-                stub: Any = pb_grpc.TableServiceStub(chan)
-                admin: Any = pb_grpc.TableServiceStub(admin_chan)
-                rng = random.Random(7)
-                # Latency: one table per transport, one action at a time, alternating blocks of
-                # 100 so both see the same machine.
-                solos = {
-                    "stream": _Table(stub, f"b{tables}", rng, admin=admin, deck_keys=deck_keys),
-                    "unary": _Table(
-                        stub, f"b{tables + 1}", rng, admin=admin, deck_keys=deck_keys, stream=False
-                    ),
-                    "lean": _Table(stub, f"b{tables + 2}", rng, admin=admin, deck_keys=deck_keys, lean=True),
-                }
-                latency: dict[str, list[float]] = {k: [] for k in solos}
-                views: dict[str, pb.Hand | None] = {}
-                for key, solo in solos.items():
-                    await solo.setup()
-                    views[key] = await solo.start()
-                    for _ in range(50):  # warm-up
-                        views[key] = await solo.act(views[key], [])
-                while len(latency["stream"]) < latency_actions:
-                    for key, solo in solos.items():
-                        for _ in range(100):
-                            views[key] = await solo.act(views[key], latency[key])
-                # Throughput: every table at once; the batch stream, one stream per table, unary.
-                rounds: dict[str, dict[str, float]] = {}
-                for key in ("batched", "stream", "unary"):
-                    shared = [batched_calls(stub) for _ in range(batch_streams if key == "batched" else 0)]
-                    drivers = [
-                        _Table(
-                            stub,
-                            f"{PREFIX[key]}{t}",
-                            rng,
-                            admin=admin,
-                            deck_keys=deck_keys,
-                            stream=key != "unary",
-                            acts=shared[t % len(shared)] if shared else None,
-                        )
-                        for t in range(tables)
-                    ]
-                    for d in drivers:
-                        await d.setup()
-                    rounds[key] = await _throughput(drivers, seconds, procs[1].pid)
-                    if shared:
-                        sent = sum(c.requests for c in shared)
-                        rounds[key]["commands_per_message"] = round(sent / sum(c.messages for c in shared), 1)
-                        for calls in shared:
-                            await calls.close()
-            peers = await _peers(
-                target,
-                server.url,
-                300 if quick else 2000,
-                procs[1].pid,
-                tls=dealer_tls,
-                nats_credentials=nats_admin,
-            )
+                yield _System(
+                    stub=pb_grpc.TableServiceStub(chan),
+                    admin=pb_grpc.TableServiceStub(admin_chan),
+                    table_pid=procs[1].pid,
+                    target=target,
+                    nats_url=server.url,
+                    deck_keys=deck_keys,
+                    dealer_tls=dealer_tls,
+                    nats_admin=nats_admin,
+                )
         finally:
             for p in procs:
                 p.terminate()
@@ -453,6 +433,62 @@ async def _run(quick: bool, *, secure: bool = False) -> dict[str, object]:
                 except subprocess.TimeoutExpired:
                     p.kill()
             server.stop()
+
+
+async def _run(quick: bool, *, secure: bool = False) -> dict[str, object]:
+    latency_actions = 300 if quick else 3000
+    tables = 8 if quick else THROUGHPUT_TABLES
+    batch_streams = 2 if quick else BATCH_STREAMS
+    seconds = 2.0 if quick else 10.0
+    async with _system(tables, secure=secure) as system:
+        rng = random.Random(7)
+        # Latency: one table per transport, one action at a time, alternating blocks of
+        # 100 so both see the same machine.
+        solos = {
+            "stream": system.driver(f"b{tables}", rng),
+            "unary": system.driver(f"b{tables + 1}", rng, stream=False),
+            "lean": system.driver(f"b{tables + 2}", rng, lean=True),
+        }
+        latency: dict[str, list[float]] = {k: [] for k in solos}
+        views: dict[str, pb.Hand | None] = {}
+        for key, solo in solos.items():
+            await solo.setup()
+            views[key] = await solo.start()
+            for _ in range(50):  # warm-up
+                views[key] = await solo.act(views[key], [])
+        while len(latency["stream"]) < latency_actions:
+            for key, solo in solos.items():
+                for _ in range(100):
+                    views[key] = await solo.act(views[key], latency[key])
+        # Throughput: every table at once; the batch stream, one stream per table, unary.
+        rounds: dict[str, dict[str, float]] = {}
+        for key in ("batched", "stream", "unary"):
+            shared = [batched_calls(system.stub) for _ in range(batch_streams if key == "batched" else 0)]
+            drivers = [
+                system.driver(
+                    f"{PREFIX[key]}{t}",
+                    rng,
+                    stream=key != "unary",
+                    acts=shared[t % len(shared)] if shared else None,
+                )
+                for t in range(tables)
+            ]
+            for d in drivers:
+                await d.setup()
+            rounds[key] = await _throughput(drivers, seconds, system.table_pid)
+            if shared:
+                sent = sum(c.requests for c in shared)
+                rounds[key]["commands_per_message"] = round(sent / sum(c.messages for c in shared), 1)
+                for calls in shared:
+                    await calls.close()
+        peers = await _peers(
+            system.target,
+            system.nats_url,
+            300 if quick else 2000,
+            system.table_pid,
+            tls=system.dealer_tls,
+            nats_credentials=system.nats_admin,
+        )
     stream, unary = rounds["stream"], rounds["unary"]
     return {
         # Headline figures: latency over ActStream (as a player's connection sends actions),
@@ -482,16 +518,70 @@ async def _run(quick: bool, *, secure: bool = False) -> dict[str, object]:
     }
 
 
+async def _paired_cost(quick: bool) -> dict[str, object]:
+    """What security costs in actions/s, measured so that the machine's drift cancels out: both
+    systems run at once (idle but for heartbeats while the other is driven), and short batched
+    throughput windows alternate plaintext, secured, secured, plaintext... each pair giving one
+    ratio; the cost is one minus the median ratio. Two throughput rounds a minute apart on a
+    shared machine differ by up to 25% on their own, more than the cost being measured."""
+    tables = 8 if quick else THROUGHPUT_TABLES
+    pairs = 3 if quick else PAIRS
+    seconds = 1.0 if quick else PAIR_SECONDS
+    batch_streams = 2 if quick else BATCH_STREAMS
+    async with _system(tables, secure=False) as plain, _system(tables, secure=True) as secure:
+        sides: dict[str, list[dict[str, float]]] = {"plain": [], "secure": []}
+        rng = random.Random(11)
+        drivers: dict[str, list[_Table]] = {}
+        calls: dict[str, list[BatchedCalls]] = {}
+        for name, system in (("plain", plain), ("secure", secure)):
+            calls[name] = [batched_calls(system.stub) for _ in range(batch_streams)]
+            drivers[name] = [
+                system.driver(f"{PREFIX['paired']}{t}", rng, acts=calls[name][t % batch_streams])
+                for t in range(tables)
+            ]
+            for d in drivers[name]:
+                await d.setup()
+            await _throughput(drivers[name], seconds, system.table_pid)  # warm-up
+        pids = {"plain": plain.table_pid, "secure": secure.table_pid}
+        for i in range(pairs):
+            order = ("plain", "secure") if i % 2 == 0 else ("secure", "plain")
+            for name in order:
+                sides[name].append(await _throughput(drivers[name], seconds, pids[name]))
+        for name in sides:
+            for c in calls[name]:
+                await c.close()
+    ratios = sorted(
+        s["actions_per_s"] / p["actions_per_s"] for p, s in zip(sides["plain"], sides["secure"], strict=True)
+    )
+
+    def mid(name: str, key: str) -> float:
+        return round(statistics.median(r[key] for r in sides[name]), 3)
+
+    return {
+        "actions_per_s_cost": round(1 - statistics.median(ratios), 3),
+        "pair_ratios": [round(r, 3) for r in ratios],
+        "pairs": pairs,
+        "window_s": seconds,
+        "plain_actions_per_s_median": mid("plain", "actions_per_s"),
+        "secure_actions_per_s_median": mid("secure", "actions_per_s"),
+        "plain_server_cpu_ms_per_action_median": mid("plain", "server_cpu_ms_per_action"),
+        "secure_server_cpu_ms_per_action_median": mid("secure", "server_cpu_ms_per_action"),
+        "goal": 0.15,
+    }
+
+
 def run(quick: bool) -> dict[str, object]:
     """Plaintext, then the same secured as ``pokerctl up`` runs it, in one run: gRPC over TLS
     (mutual TLS with the dealer's and pokerctl's certificates, each call authenticated by the
     interceptor), NATS over TLS with a key per service and least-privilege permissions, and
-    every envelope signed by its writer. ``tls`` holds the secured run's figures and cost."""
+    every envelope signed by its writer. ``tls`` holds the secured run's figures; its cost in
+    actions/s comes from the paired rounds (``_paired_cost``), not from the two runs' ratio."""
     plain = asyncio.run(_run(quick))
     secure = asyncio.run(_run(quick, secure=True))
     keys = ("action_p50_ms", "action_p99_ms", "actions_per_s", "server_cpu_ms_per_action", "grpc_call_p50_ms")
     tls = {k: secure[k] for k in keys if k in secure}
     tls["stream_actions_per_s"] = secure["stream"]["actions_per_s"]  # type: ignore[index]
-    plain_rate, secure_rate = float(plain["actions_per_s"]), float(secure["actions_per_s"])  # type: ignore[arg-type]
-    tls["actions_per_s_cost"] = round(1 - secure_rate / plain_rate, 3) if plain_rate else 0.0
+    paired = asyncio.run(_paired_cost(quick))
+    tls["actions_per_s_cost"] = paired["actions_per_s_cost"]
+    tls["paired"] = paired
     return {**plain, "tls": tls}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime as dt
 import json
@@ -12,6 +13,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from openpoker.eventstore import GENESIS, Draft, Envelope, RecordedEvent, seal, verify_chain
+from openpoker.eventstore.batchsign import BatchSigner
 from openpoker.eventstore.codec import decode, encode
 from openpoker.eventstore.keyfiles import (
     ensure_signing_key,
@@ -230,3 +232,94 @@ def test_the_keyring_setting_is_required_over_tls(tmp_path: Path) -> None:
         keyring_setting("", required=True)
     with pytest.raises(ValueError, match="unreadable signing keyring"):
         keyring_setting(str(tmp_path / "none.json"), required=False)
+
+
+def _tables(count: int) -> list[Envelope]:
+    """One sealed, unsigned envelope for each of ``count`` tables, as concurrent tables seal them."""
+    return [
+        seal(dataclasses.replace(draft(1), stream_id=f"t{n}", command_id=f"c{n}"), GENESIS)
+        for n in range(count)
+    ]
+
+
+@pytest.mark.parametrize("count", [2, 3, 5, 8, 13])
+def test_a_batch_signature_verifies_each_envelope_alone(count: int) -> None:
+    signer = new_signer()
+    signed = signer.sign_all(_tables(count))
+    assert len({e.signature for e in signed}) == 1  # one signature for the batch
+    assert [e.batch_index for e in signed] == list(range(count))
+    assert {e.batch_size for e in signed} == {count}
+    keyring = published(signer)
+    for e in signed:
+        assert check_signature(decode(encode(e)), keyring, writer=TABLE_WRITER) is None
+    # One envelope alone is signed as before: over its hash, no proof.
+    (alone,) = signer.sign_all(_tables(1))
+    assert (alone.batch_size, alone.batch_proof) == (0, ())
+    assert alone.signature == signer.sign(_tables(1)[0]).signature
+
+
+def test_a_batch_signature_proves_nothing_it_did_not_sign() -> None:
+    signer = new_signer()
+    keyring = published(signer)
+    signed = signer.sign_all(_tables(5))
+    e = signed[3]
+    forged_hash = seal(
+        dataclasses.replace(draft(1, payload=b'{"n":9}'), stream_id="t3", command_id="c3"), GENESIS
+    )
+    tampered = [
+        dataclasses.replace(e, hash=forged_hash.hash),  # another envelope under the batch's proof
+        dataclasses.replace(e, batch_index=2),
+        dataclasses.replace(e, batch_size=6),  # the size is signed
+        dataclasses.replace(e, batch_size=1),
+        dataclasses.replace(e, batch_proof=e.batch_proof[:-1]),
+        dataclasses.replace(e, batch_proof=(*e.batch_proof[:-1], bytes(32))),
+        dataclasses.replace(e, batch_size=0, batch_index=0, batch_proof=()),  # passed off as signed alone
+        dataclasses.replace(e, batch_index=7),
+    ]
+    for bad in tampered:
+        problem = check_signature(bad, keyring, writer=TABLE_WRITER)
+        assert problem is not None, bad
+        assert problem.reason is SignatureReason.BAD_SIGNATURE, bad
+        assert problem.describe() == f"bad signature at version 1 (key {signer.key_id!r})"
+
+
+def test_a_verified_batch_signature_is_checked_once() -> None:
+    signer = new_signer()
+    keyring = published(signer)
+    signed = signer.sign_all(_tables(4))
+    verified: dict[tuple[str, bytes, bytes], None] = {}
+    for e in signed:
+        assert check_signature(e, keyring, writer=TABLE_WRITER, verified=verified) is None
+    assert len(verified) == 1
+    # The cache holds what verified, not a key: a wrong writer or a changed hash still fails.
+    assert check_signature(signed[0], keyring, writer=WALLET_WRITER, verified=verified) is not None
+    other = dataclasses.replace(signed[1], hash=signed[2].hash)
+    assert check_signature(other, keyring, writer=TABLE_WRITER, verified=verified) is not None
+
+
+async def test_the_batch_signer_signs_what_is_sealed_in_one_pass_with_one_signature() -> None:
+    signer = new_signer()
+    batch = BatchSigner(signer)
+    envs = _tables(6)
+    signed = await asyncio.gather(*(batch.sign(e) for e in envs))
+    assert (batch.signatures, batch.envelopes) == (1, 6)
+    assert [e.hash for e in signed] == [e.hash for e in envs]
+    assert all(check_signature(e, published(signer), writer=TABLE_WRITER) is None for e in signed)
+    # Sealed one after another (each awaited): each is signed alone, nothing waits for company.
+    for e in _tables(2):
+        alone = await batch.sign(e)
+        assert alone.batch_size == 0
+    assert (batch.signatures, batch.envelopes) == (3, 8)
+
+
+async def test_the_batch_signer_splits_a_large_queue_and_survives_a_cancelled_waiter() -> None:
+    signer = new_signer()
+    batch = BatchSigner(signer, max_batch=4)
+    envs = _tables(10)
+    tasks = [asyncio.ensure_future(batch.sign(e)) for e in envs]
+    await asyncio.sleep(0)  # every task queues its envelope
+    tasks[5].cancel()
+    done = await asyncio.gather(*tasks, return_exceptions=True)
+    assert isinstance(done[5], asyncio.CancelledError)
+    assert (batch.signatures, batch.envelopes) == (3, 10)
+    assert {e.batch_size for e in done if isinstance(e, Envelope)} == {4, 2}

@@ -49,6 +49,9 @@ def to_proto(env: Envelope) -> envelope_pb2.Envelope:
         correlation_id=env.correlation_id,
         key_id=env.key_id,
         signature=env.signature,
+        batch_index=env.batch_index,
+        batch_size=env.batch_size,
+        batch_proof=env.batch_proof,
     )
 
 
@@ -68,6 +71,9 @@ def from_proto(msg: envelope_pb2.Envelope) -> Envelope:
         correlation_id=msg.correlation_id,
         key_id=msg.key_id,
         signature=msg.signature,
+        batch_index=msg.batch_index,
+        batch_size=msg.batch_size,
+        batch_proof=tuple(msg.batch_proof),
     )
 
 

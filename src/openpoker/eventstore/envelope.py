@@ -52,6 +52,11 @@ class Envelope:
     # The writer's signature over the hash (``eventstore.signing``); not part of the hash.
     key_id: str = ""
     signature: bytes = b""
+    # Signed in a batch (``batch_size`` > 1): the signature is over the Merkle root of the
+    # batch's hashes, and this envelope's place and inclusion proof lead from its hash to it.
+    batch_index: int = 0
+    batch_size: int = 0
+    batch_proof: tuple[bytes, ...] = ()
 
     @property
     def msg_id(self) -> str:

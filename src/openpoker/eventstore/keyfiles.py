@@ -187,7 +187,7 @@ class KeyringFile:
         self.path = path
         self._stamp = self._stat()
         self._keyring = load_keyring(path)
-        self._verified: dict[tuple[str, str, bytes, bytes], None] = {}
+        self._verified: dict[tuple[str, bytes, bytes], None] = {}
 
     def _stat(self) -> tuple[int, int, int]:
         st = self.path.stat()
@@ -213,22 +213,17 @@ class KeyringFile:
 
     def verifier(self, writer: str) -> Verifier:
         """The check of each loaded envelope (``eventstore.loading``): signed by a key of
-        ``writer``; a key id not held makes the file be read again once, if it changed."""
+        ``writer``; a key id not held makes the file be read again once, if it changed. A
+        signature that verified is not verified again (a batch's envelopes share one)."""
         verified = self._verified
 
         def verify(envelope: Envelope) -> str | None:
-            seen = (writer, envelope.key_id, envelope.hash, envelope.signature)
-            if seen in verified:
-                return None
-            problem = check_signature(envelope, self._keyring, writer=writer)
-            if problem is not None and problem.reason is SignatureReason.UNKNOWN_KEY and self.refresh():
-                problem = check_signature(envelope, self._keyring, writer=writer)
-            if problem is not None:
-                return problem.describe()
             if len(verified) >= VERIFIED_KEPT:
                 del verified[next(iter(verified))]
-            verified[seen] = None
-            return None
+            problem = check_signature(envelope, self._keyring, writer=writer, verified=verified)
+            if problem is not None and problem.reason is SignatureReason.UNKNOWN_KEY and self.refresh():
+                problem = check_signature(envelope, self._keyring, writer=writer, verified=verified)
+            return None if problem is None else problem.describe()
 
         return verify
 

@@ -12,6 +12,11 @@ each signature against the published public keys (a ``Keyring``).
 * A key id says which writer and which key: ``<writer>-<first 8 hex of SHA-256(public key)>``
   (``key_id_for``). A new key (rotation) is a new id; old public keys stay in the keyring so
   envelopes they signed still verify.
+* A writer may sign several envelopes at once (``Signer.sign_all``, ``eventstore.batchsign``):
+  the signed message is then ``BATCH_TAG || len(key_id) || key_id || size || root``, the root
+  being the RFC 9162 Merkle tree hash of the batch's envelope hashes (``eventstore.merkle``), and
+  each envelope carries its index, the size and its inclusion proof, so it verifies alone. One
+  signature then costs the writer what one envelope did, whatever the batch's size.
 * The keyring records each key's writer: a key of one writer signing another writer's stream
   (a wallet key on a table envelope) is a finding, as is a key id the keyring does not hold, an
   unsigned envelope and a signature that does not verify.
@@ -23,7 +28,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import struct
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -31,9 +36,11 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
+from openpoker.eventstore import merkle
 from openpoker.eventstore.envelope import Envelope
 
 TAG = b"openpoker/envelope/v1"
+BATCH_TAG = b"openpoker/envelope-batch/v1"
 TABLE_WRITER = "table"  # signs every table log (TABLE_EVENTS)
 WALLET_WRITER = "wallet"  # signs the ledger (WALLET_EVENTS)
 _LEN = struct.Struct(">I").pack
@@ -43,6 +50,24 @@ KEY_ID_HEX = 8
 def signing_message(key_id: str, envelope_hash: bytes) -> bytes:
     raw = key_id.encode()
     return b"".join((TAG, _LEN(len(raw)), raw, envelope_hash))
+
+
+def batch_message(key_id: str, size: int, root: bytes) -> bytes:
+    raw = key_id.encode()
+    return b"".join((BATCH_TAG, _LEN(len(raw)), raw, _LEN(size), root))
+
+
+def signed_message(envelope: Envelope) -> bytes:
+    """What ``envelope``'s signature signs: its hash, or its batch's root as its inclusion
+    proof gives it (``merkle.InvalidProof`` when the proof cannot be one)."""
+    if envelope.batch_size == 0 and not envelope.batch_proof and envelope.batch_index == 0:
+        return signing_message(envelope.key_id, envelope.hash)
+    if envelope.batch_size < 2:
+        raise merkle.InvalidProof(f"a batch of {envelope.batch_size}")
+    root = merkle.root_from_proof(
+        envelope.hash, index=envelope.batch_index, size=envelope.batch_size, proof=envelope.batch_proof
+    )
+    return batch_message(envelope.key_id, envelope.batch_size, root)
 
 
 def raw_public(key: ed25519.Ed25519PublicKey) -> bytes:
@@ -71,6 +96,21 @@ class Signer:
     def sign(self, envelope: Envelope) -> Envelope:
         """``envelope`` with this key's id and signature (``chain.seal`` signs as it seals)."""
         return dataclasses.replace(envelope, key_id=self.key_id, signature=self.signature(envelope.hash))
+
+    def sign_all(self, envelopes: Sequence[Envelope]) -> tuple[Envelope, ...]:
+        """Every envelope signed with one signature: over the Merkle root of their hashes, each
+        with its inclusion proof (one envelope alone is signed as ``sign`` signs it)."""
+        if len(envelopes) == 1:
+            return (self.sign(envelopes[0]),)
+        root, paths = merkle.proofs([e.hash for e in envelopes])
+        size = len(envelopes)
+        signature = self.key.sign(batch_message(self.key_id, size, root))
+        return tuple(
+            dataclasses.replace(
+                e, key_id=self.key_id, signature=signature, batch_index=i, batch_size=size, batch_proof=path
+            )
+            for i, (e, path) in enumerate(zip(envelopes, paths, strict=True))
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -127,8 +167,17 @@ class SignatureProblem:
                 return f"bad signature at version {v} (key {self.key_id!r})"
 
 
-def check_signature(envelope: Envelope, keyring: Keyring, *, writer: str) -> SignatureProblem | None:
-    """None when ``envelope`` is signed by a key of ``writer`` in ``keyring`` over its hash."""
+def check_signature(
+    envelope: Envelope,
+    keyring: Keyring,
+    *,
+    writer: str,
+    verified: MutableMapping[tuple[str, bytes, bytes], None] | None = None,
+) -> SignatureProblem | None:
+    """None when ``envelope`` is signed by a key of ``writer`` in ``keyring`` over its hash
+    (alone, or in a batch through its inclusion proof). ``verified``: signatures already checked,
+    by key id, signed message and signature; a batch's signature is then checked once, and each
+    signature that verifies is added (the caller bounds its size)."""
 
     def problem(reason: SignatureReason, signer: str = "") -> SignatureProblem:
         return SignatureProblem(
@@ -148,10 +197,16 @@ def check_signature(envelope: Envelope, keyring: Keyring, *, writer: str) -> Sig
     if known.writer != writer:
         return problem(SignatureReason.WRONG_WRITER, known.writer)
     try:
+        message = signed_message(envelope)
+        seen = (envelope.key_id, message, envelope.signature)
+        if verified is not None and seen in verified:
+            return None
         public = ed25519.Ed25519PublicKey.from_public_bytes(known.public)
-        public.verify(envelope.signature, signing_message(envelope.key_id, envelope.hash))
-    except (InvalidSignature, ValueError):
+        public.verify(envelope.signature, message)
+    except (InvalidSignature, ValueError):  # merkle.InvalidProof is a ValueError
         return problem(SignatureReason.BAD_SIGNATURE)
+    if verified is not None:
+        verified[seen] = None
     return None
 
 

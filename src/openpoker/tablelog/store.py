@@ -32,6 +32,7 @@ from openpoker.engine import codec
 from openpoker.engine.table_events import HandScheduled
 from openpoker.engine.version import ENGINE_VERSION
 from openpoker.eventstore import codec as envelope_codec
+from openpoker.eventstore.batchsign import BatchSigner
 from openpoker.eventstore.chain import GENESIS, seal
 from openpoker.eventstore.envelope import (
     AppendResult,
@@ -353,14 +354,16 @@ class TableStore:
     ) -> None:
         self.events = events
         self.partitions = partitions
-        self.signer = signer  # the table's envelope-signing key (None: unsigned, a test rig)
+        # The table's envelope-signing key (None: unsigned, a test rig), signing the envelopes
+        # the tables seal in one pass of the event loop with one signature.
+        self.signer = None if signer is None else BatchSigner(signer)
         # The further check of every loaded or watched envelope: its signature (None: a test rig).
         self.verifier = verifier
 
     def subject(self, table_id: str) -> str:
         return table_subject(table_id, self.partitions)
 
-    def seal(
+    async def seal(
         self,
         model: TableModel,
         events: Sequence[LogEvent],
@@ -382,7 +385,8 @@ class TableStore:
             recorded_at=recorded_at,
             correlation_id=correlation_id,
         )
-        return seal(draft, prev_hash=model.last_hash or GENESIS, signer=self.signer)
+        envelope = seal(draft, prev_hash=model.last_hash or GENESIS)
+        return envelope if self.signer is None else await self.signer.sign(envelope)
 
     async def append(self, model: TableModel, envelope: Envelope) -> AppendResult:
         return await self.events.append(

@@ -267,7 +267,7 @@ class Writer:
     ) -> Outcome:
         assert model.state is not None or any(isinstance(e, TableOpened) for e in events)
         rules = model.state.rules if model.state is not None else _opened_rules(events)
-        envelope = self.store.seal(
+        envelope = await self.store.seal(
             model,
             events,
             command_id=command_id,
