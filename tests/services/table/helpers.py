@@ -13,6 +13,7 @@ import grpc
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.api.table.v1 import table_service_pb2_grpc as pb_grpc
 from openpoker.engine.cards import STANDARD_DECK, Card
+from openpoker.eventstore.signing import Signer
 from openpoker.services.table.app import TableApp
 from openpoker.services.table.handlers import TableServicer
 from openpoker.services.table.ownership import Ownership, StaticOwnership
@@ -135,12 +136,13 @@ async def serve(
     reconcile_every: float = 0.0,
     grace: float = 30.0,
     claim: bool = False,
+    signer: Signer | None = None,
 ) -> Running:
     """A table service on a free port over ``events``; ``reconcile_every`` > 0 turns escrow
     reconciliation on (its loop not started), with ``grace`` and ``claim`` as ``TableApp`` takes
-    them (the defaults are ``TableApp``'s)."""
+    them (the defaults are ``TableApp``'s); ``signer`` signs every envelope."""
     app = TableApp(
-        store=TableStore(events, partitions=PARTITIONS),
+        store=TableStore(events, partitions=PARTITIONS, signer=signer),
         ownership=ownership or StaticOwnership(),
         wallet=wallet,
         reconcile_every=reconcile_every,
