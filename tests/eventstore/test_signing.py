@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric import ed25519
 from openpoker.eventstore import GENESIS, Draft, Envelope, RecordedEvent, seal, verify_chain
 from openpoker.eventstore.batchsign import BatchSigner
 from openpoker.eventstore.codec import decode, encode
+from openpoker.eventstore.envelope import Snapshot
 from openpoker.eventstore.keyfiles import (
     ensure_signing_key,
     keyring_path,
@@ -33,6 +34,7 @@ from openpoker.eventstore.signing import (
     SignatureReason,
     Signer,
     check_signature,
+    check_snapshot,
     first_bad_signature,
     key_id_for,
     raw_public,
@@ -323,3 +325,29 @@ async def test_the_batch_signer_splits_a_large_queue_and_survives_a_cancelled_wa
     assert isinstance(done[5], asyncio.CancelledError)
     assert (batch.signatures, batch.envelopes) == (3, 10)
     assert {e.batch_size for e in done if isinstance(e, Envelope)} == {4, 2}
+
+
+def test_a_snapshot_signature_covers_every_field() -> None:
+    signer = new_signer()
+    keyring = published(signer)
+    snap = signer.sign_snapshot(
+        Snapshot(stream_id="t1", version=40, last_sequence=99, engine_version="e1", state=b'{"stack":100}')
+    )
+    assert check_snapshot(snap, keyring, writer=TABLE_WRITER) is None
+    for changed in (
+        dataclasses.replace(snap, state=b'{"stack":900}'),
+        dataclasses.replace(snap, version=41),
+        dataclasses.replace(snap, last_sequence=98),
+        dataclasses.replace(snap, stream_id="t2"),
+        dataclasses.replace(snap, engine_version="e2"),
+    ):
+        problem = check_snapshot(changed, keyring, writer=TABLE_WRITER)
+        assert problem is not None
+        assert problem.reason is SignatureReason.BAD_SIGNATURE
+    unsigned = dataclasses.replace(snap, key_id="", signature=b"")
+    assert check_snapshot(unsigned, keyring, writer=TABLE_WRITER).reason is SignatureReason.UNSIGNED  # type: ignore[union-attr]
+    wallet_key = new_signer(WALLET_WRITER)
+    by_wallet = wallet_key.sign_snapshot(snap)
+    crossed = check_snapshot(by_wallet, published(signer, wallet_key), writer=TABLE_WRITER)
+    assert crossed is not None
+    assert crossed.reason is SignatureReason.WRONG_WRITER

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import nats
 import pytest
+from cryptography.hazmat.primitives.asymmetric import ed25519
 from nats.aio.client import Client
 from nats.js import api
 from nats.js.errors import APIError, NoStreamResponseError
@@ -16,6 +17,7 @@ from openpoker.eventstore.envelope import Snapshot
 from openpoker.eventstore.errors import StreamSettingsMismatch
 from openpoker.eventstore.jetstream import JetStreamEventStore
 from openpoker.eventstore.lease import LeaseHeld, LeaseKeeper
+from openpoker.eventstore.signing import TABLE_WRITER, Signer
 from openpoker.eventstore.streams import (
     LEASES,
     TABLE_EVENTS,
@@ -189,3 +191,18 @@ async def test_a_snapshot_unheard_for_the_whole_publish_timeout_fails(nc: Client
     snap = Snapshot(stream_id="t1", version=1, last_sequence=1, engine_version="e1", state=b"s1")
     with pytest.raises(NoStreamResponseError):
         await store.save_snapshot(snap)
+
+
+async def test_a_signed_snapshot_keeps_its_key_id_and_signature_through_jetstream(nc: Client) -> None:
+    js = nc.jetstream()
+    await ensure_stream(js, TABLE_SNAPSHOTS)
+    store = JetStreamEventStore(js, stream=TABLE_EVENTS.name)
+    signer = Signer.from_key(TABLE_WRITER, ed25519.Ed25519PrivateKey.generate())
+    snap = signer.sign_snapshot(
+        Snapshot(stream_id="t1", version=4, last_sequence=9, engine_version="e1", state=b"s4")
+    )
+    await store.save_snapshot(snap)
+    loaded = await store.load_snapshot("t1")
+    assert loaded == snap
+    assert loaded is not None
+    assert len(loaded.signature) == 64

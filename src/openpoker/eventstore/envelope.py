@@ -97,3 +97,7 @@ class Snapshot:
     last_sequence: int
     engine_version: str
     state: bytes
+    # The writer's signature over every field above (``eventstore.signing.snapshot_message``):
+    # a reader with a keyring uses only a snapshot its stream's writer signed.
+    key_id: str = ""
+    signature: bytes = b""

@@ -18,6 +18,7 @@ envelope, optimistic concurrency and de-duplication by headers.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 from collections.abc import Awaitable, Callable
 
@@ -39,6 +40,8 @@ _SNAP_VERSION = "Snap-Version"
 _SNAP_LAST_SEQ = "Snap-Last-Event-Seq"
 _SNAP_ENGINE = "Snap-Engine-Version"
 _SNAP_STREAM_ID = "Snap-Stream-Id"
+_SNAP_KEY_ID = "Snap-Key-Id"
+_SNAP_SIGNATURE = "Snap-Signature"  # base64
 # Ambiguous outcomes of a publish: the message may or may not be stored.
 _IN_FLIGHT = 10158  # "duplicate message id is in process": our own earlier copy, not yet stored
 _NO_STREAM = (nats.errors.NoRespondersError, NoStreamResponseError)  # nothing stored: send again
@@ -235,6 +238,9 @@ class JetStreamEventStore:
             _SNAP_LAST_SEQ: str(snapshot.last_sequence),
             _SNAP_ENGINE: snapshot.engine_version,
         }
+        if snapshot.signature:
+            headers[_SNAP_KEY_ID] = snapshot.key_id
+            headers[_SNAP_SIGNATURE] = base64.b64encode(snapshot.signature).decode()
         # Sent again while unheard, as appends are (nothing was stored; a cluster's new stream).
         await self._while_unheard(
             lambda: self._js.publish(
@@ -252,10 +258,16 @@ class JetStreamEventStore:
         except NotFoundError:
             return None
         headers = raw.headers or {}
+        try:
+            signature = base64.b64decode(headers.get(_SNAP_SIGNATURE, ""), validate=True)
+        except ValueError:
+            signature = b"\x00"  # not base64: a signature that cannot verify
         return Snapshot(
             stream_id=str(headers.get(_SNAP_STREAM_ID, stream_id)),
             version=int(headers.get(_SNAP_VERSION, 0)),
             last_sequence=int(headers.get(_SNAP_LAST_SEQ, 0)),
             engine_version=str(headers.get(_SNAP_ENGINE, "")),
             state=raw.data or b"",
+            key_id=str(headers.get(_SNAP_KEY_ID, "")),
+            signature=signature,
         )

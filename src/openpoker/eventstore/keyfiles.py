@@ -30,14 +30,15 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
-from openpoker.eventstore.envelope import Envelope
-from openpoker.eventstore.loading import Verifier
+from openpoker.eventstore.envelope import Envelope, Snapshot
+from openpoker.eventstore.loading import SnapshotVerifier, Verifier
 from openpoker.eventstore.signing import (
     Keyring,
     PublicKey,
     SignatureReason,
     Signer,
     check_signature,
+    check_snapshot,
     key_id_for,
     raw_public,
 )
@@ -223,6 +224,17 @@ class KeyringFile:
             problem = check_signature(envelope, self._keyring, writer=writer, verified=verified)
             if problem is not None and problem.reason is SignatureReason.UNKNOWN_KEY and self.refresh():
                 problem = check_signature(envelope, self._keyring, writer=writer, verified=verified)
+            return None if problem is None else problem.describe()
+
+        return verify
+
+    def snapshot_verifier(self, writer: str) -> SnapshotVerifier:
+        """The check of a snapshot before it is used: signed by a key of ``writer``."""
+
+        def verify(snapshot: Snapshot) -> str | None:
+            problem = check_snapshot(snapshot, self._keyring, writer=writer)
+            if problem is not None and problem.reason is SignatureReason.UNKNOWN_KEY and self.refresh():
+                problem = check_snapshot(snapshot, self._keyring, writer=writer)
             return None if problem is None else problem.describe()
 
         return verify

@@ -29,13 +29,15 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from openpoker.eventstore.chain import compute_hash
-from openpoker.eventstore.envelope import Envelope, StoredEnvelope
+from openpoker.eventstore.envelope import Envelope, Snapshot, StoredEnvelope
 from openpoker.eventstore.errors import CorruptMessage, EventStoreError
 from openpoker.eventstore.port import EventStore
 from openpoker.eventstore.signing import Keyring, check_signature
 
 # A further check of each envelope (a signature): None when it passes, else what is wrong.
 Verifier = Callable[[Envelope], str | None]
+# The same of a snapshot before it is used (a snapshot that fails is not used: the log is read).
+SnapshotVerifier = Callable[[Snapshot], str | None]
 
 
 def signature_verifier(keyring: Keyring, *, writer: str) -> Verifier:

@@ -28,7 +28,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import struct
-from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -37,13 +37,15 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from openpoker.eventstore import merkle
-from openpoker.eventstore.envelope import Envelope
+from openpoker.eventstore.envelope import Envelope, Snapshot
 
 TAG = b"openpoker/envelope/v1"
 BATCH_TAG = b"openpoker/envelope-batch/v1"
+SNAPSHOT_TAG = b"openpoker/snapshot/v1"
 TABLE_WRITER = "table"  # signs every table log (TABLE_EVENTS)
 WALLET_WRITER = "wallet"  # signs the ledger (WALLET_EVENTS)
 _LEN = struct.Struct(">I").pack
+_U64 = struct.Struct(">Q").pack
 KEY_ID_HEX = 8
 
 
@@ -55,6 +57,16 @@ def signing_message(key_id: str, envelope_hash: bytes) -> bytes:
 def batch_message(key_id: str, size: int, root: bytes) -> bytes:
     raw = key_id.encode()
     return b"".join((BATCH_TAG, _LEN(len(raw)), raw, _LEN(size), root))
+
+
+def snapshot_message(key_id: str, snapshot: Snapshot) -> bytes:
+    """What a snapshot's signature signs: its stream, position, engine version and state."""
+    parts = [SNAPSHOT_TAG]
+    for text in (key_id, snapshot.stream_id, snapshot.engine_version):
+        raw = text.encode()
+        parts += (_LEN(len(raw)), raw)
+    parts += (_U64(snapshot.version), _U64(snapshot.last_sequence), hashlib.sha256(snapshot.state).digest())
+    return b"".join(parts)
 
 
 def signed_message(envelope: Envelope) -> bytes:
@@ -96,6 +108,13 @@ class Signer:
     def sign(self, envelope: Envelope) -> Envelope:
         """``envelope`` with this key's id and signature (``chain.seal`` signs as it seals)."""
         return dataclasses.replace(envelope, key_id=self.key_id, signature=self.signature(envelope.hash))
+
+    def sign_snapshot(self, snapshot: Snapshot) -> Snapshot:
+        """``snapshot`` with this key's id and signature (snapshots are a cache, but one the
+        service loads its tables from: a forged one must not be taken)."""
+        return dataclasses.replace(
+            snapshot, key_id=self.key_id, signature=self.key.sign(snapshot_message(self.key_id, snapshot))
+        )
 
     def sign_all(self, envelopes: Sequence[Envelope]) -> tuple[Envelope, ...]:
         """Every envelope signed with one signature: over the Merkle root of their hashes, each
@@ -178,31 +197,62 @@ def check_signature(
     (alone, or in a batch through its inclusion proof). ``verified``: signatures already checked,
     by key id, signed message and signature; a batch's signature is then checked once, and each
     signature that verifies is added (the caller bounds its size)."""
+    return _check(
+        envelope.key_id,
+        envelope.signature,
+        lambda: signed_message(envelope),
+        keyring,
+        writer=writer,
+        stream_id=envelope.stream_id,
+        version=envelope.version,
+        verified=verified,
+    )
 
+
+def check_snapshot(snapshot: Snapshot, keyring: Keyring, *, writer: str) -> SignatureProblem | None:
+    """None when ``snapshot`` is signed by a key of ``writer`` in ``keyring``."""
+    return _check(
+        snapshot.key_id,
+        snapshot.signature,
+        lambda: snapshot_message(snapshot.key_id, snapshot),
+        keyring,
+        writer=writer,
+        stream_id=snapshot.stream_id,
+        version=snapshot.version,
+        verified=None,
+    )
+
+
+def _check(
+    key_id: str,
+    signature: bytes,
+    message_of: Callable[[], bytes],
+    keyring: Keyring,
+    *,
+    writer: str,
+    stream_id: str,
+    version: int,
+    verified: MutableMapping[tuple[str, bytes, bytes], None] | None,
+) -> SignatureProblem | None:
     def problem(reason: SignatureReason, signer: str = "") -> SignatureProblem:
         return SignatureProblem(
-            reason=reason,
-            stream_id=envelope.stream_id,
-            version=envelope.version,
-            key_id=envelope.key_id,
-            writer=writer,
-            signer=signer,
+            reason=reason, stream_id=stream_id, version=version, key_id=key_id, writer=writer, signer=signer
         )
 
-    if not envelope.key_id and not envelope.signature:
+    if not key_id and not signature:
         return problem(SignatureReason.UNSIGNED)
-    known = keyring.keys.get(envelope.key_id)
+    known = keyring.keys.get(key_id)
     if known is None:
         return problem(SignatureReason.UNKNOWN_KEY)
     if known.writer != writer:
         return problem(SignatureReason.WRONG_WRITER, known.writer)
     try:
-        message = signed_message(envelope)
-        seen = (envelope.key_id, message, envelope.signature)
+        message = message_of()
+        seen = (key_id, message, signature)
         if verified is not None and seen in verified:
             return None
         public = ed25519.Ed25519PublicKey.from_public_bytes(known.public)
-        public.verify(envelope.signature, message)
+        public.verify(signature, message)
     except (InvalidSignature, ValueError):  # merkle.InvalidProof is a ValueError
         return problem(SignatureReason.BAD_SIGNATURE)
     if verified is not None:

@@ -39,6 +39,7 @@ from openpoker.eventstore.errors import CorruptMessage
 from openpoker.eventstore.loading import (
     Finding,
     LogQuarantined,
+    SnapshotVerifier,
     Tip,
     Verifier,
     fold_finding,
@@ -111,10 +112,20 @@ def _after(stored: StoredEnvelope) -> Position:
 class WalletStore:
     """Load the ledger (snapshot + tail) and append one command's events at a time."""
 
-    def __init__(self, events: EventStore, *, subject: str = SUBJECT, signer: Signer | None = None) -> None:
+    def __init__(
+        self,
+        events: EventStore,
+        *,
+        subject: str = SUBJECT,
+        signer: Signer | None = None,
+        snapshot_verifier: SnapshotVerifier | None = None,
+    ) -> None:
         self._events = events
         self._subject = subject
-        self._signer = signer  # the wallet's envelope-signing key (None: unsigned, a test rig)
+        self._signer = signer  # the wallet's envelope- and snapshot-signing key (None: a test rig)
+        # A snapshot is used only if it passes (signed by the wallet's key); else the log is read.
+        self._snapshot_verifier = snapshot_verifier
+        self.snapshots_refused = 0
 
     async def load(self, *, use_snapshot: bool = True) -> tuple[LedgerState, Position]:
         """The whole ledger; ``LogQuarantined`` if a stored message is not the wallet's."""
@@ -156,6 +167,10 @@ class WalletStore:
         state = LedgerState()
         position = Position()
         snapshot = await self._events.load_snapshot(STREAM_ID) if use_snapshot else None
+        check = self._snapshot_verifier
+        if snapshot is not None and check is not None and check(snapshot) is not None:
+            self.snapshots_refused += 1
+            snapshot = None
         if snapshot is not None and snapshot.engine_version == ENGINE_VERSION:
             try:
                 body = json.loads(zlib.decompress(snapshot.state))
@@ -220,12 +235,13 @@ class WalletStore:
             "hash": position.hash.hex(),
             "epoch": position.epoch,
         }
+        snapshot = Snapshot(
+            stream_id=STREAM_ID,
+            version=position.version,
+            last_sequence=position.sequence,
+            engine_version=ENGINE_VERSION,
+            state=zlib.compress(json.dumps(body, separators=(",", ":")).encode()),
+        )
         await self._events.save_snapshot(
-            Snapshot(
-                stream_id=STREAM_ID,
-                version=position.version,
-                last_sequence=position.sequence,
-                engine_version=ENGINE_VERSION,
-                state=zlib.compress(json.dumps(body, separators=(",", ":")).encode()),
-            )
+            snapshot if self._signer is None else self._signer.sign_snapshot(snapshot)
         )

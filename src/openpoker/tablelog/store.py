@@ -43,7 +43,14 @@ from openpoker.eventstore.envelope import (
     StoredEnvelope,
 )
 from openpoker.eventstore.jetstream import JetStreamEventStore
-from openpoker.eventstore.loading import Finding, Tip, Verifier, fold_finding, read_checked
+from openpoker.eventstore.loading import (
+    Finding,
+    SnapshotVerifier,
+    Tip,
+    Verifier,
+    fold_finding,
+    read_checked,
+)
 from openpoker.eventstore.memory import InMemoryEventStore
 from openpoker.eventstore.signing import Signer
 from openpoker.eventstore.streams import BucketSettings, ensure_bucket
@@ -351,6 +358,7 @@ class TableStore:
         partitions: int,
         signer: Signer | None = None,
         verifier: Verifier | None = None,
+        snapshot_verifier: SnapshotVerifier | None = None,
     ) -> None:
         self.events = events
         self.partitions = partitions
@@ -359,6 +367,10 @@ class TableStore:
         self.signer = None if signer is None else BatchSigner(signer)
         # The further check of every loaded or watched envelope: its signature (None: a test rig).
         self.verifier = verifier
+        # A snapshot is used only if it passes (signed by the table's writer); else the log is
+        # folded from its start. ``snapshots_refused`` counts the refusals (tests, logs).
+        self.snapshot_verifier = snapshot_verifier
+        self.snapshots_refused = 0
 
     def subject(self, table_id: str) -> str:
         return table_subject(table_id, self.partitions)
@@ -429,6 +441,10 @@ class TableStore:
         """The snapshot's model if usable, else an empty one."""
         model: TableModel | None = None
         snap = await self.events.load_snapshot(table_id)
+        check = self.snapshot_verifier
+        if snap is not None and check is not None and check(snap) is not None:
+            self.snapshots_refused += 1
+            snap = None
         if snap is not None and snap.engine_version == ENGINE_VERSION:
             try:
                 model = snapshot.decode(snap.state)

@@ -3,13 +3,17 @@ the ledger grows (a snapshot encodes the whole state), so its cost per command s
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import zlib
 
+from cryptography.hazmat.primitives.asymmetric import ed25519
+
 from openpoker.engine.version import ENGINE_VERSION
 from openpoker.eventstore import GENESIS, Draft, Snapshot, seal
 from openpoker.eventstore.memory import InMemoryEventStore
+from openpoker.eventstore.signing import WALLET_WRITER, Keyring, PublicKey, Signer, check_snapshot, raw_public
 from openpoker.ledger.commands import Deposit
 from openpoker.ledger.events import LedgerOpened
 from openpoker.ledger.store import FORMAT, SNAPSHOT_FORMAT, STREAM_ID, SUBJECT, WalletStore, to_recorded
@@ -110,3 +114,45 @@ async def test_a_log_and_snapshot_written_with_the_format_as_engine_version_stil
     await app.start()
     await deposits(app, 0, 1)
     assert app.balance("cash/p0")[1].credits_posted == 5
+
+
+async def test_a_forged_wallet_snapshot_is_not_used_with_a_keyring() -> None:
+    signer = Signer.from_key(WALLET_WRITER, ed25519.Ed25519PrivateKey.generate())
+    keyring = Keyring(
+        keys={
+            signer.key_id: PublicKey(
+                key_id=signer.key_id,
+                writer=WALLET_WRITER,
+                public=raw_public(signer.key.public_key()),
+                created=dt.datetime(2026, 11, 28, tzinfo=dt.UTC),
+            )
+        }
+    )
+
+    def check(snapshot: Snapshot) -> str | None:
+        problem = check_snapshot(snapshot, keyring, writer=WALLET_WRITER)
+        return None if problem is None else problem.describe()
+
+    events = SnapshotSpy()
+    app = WalletApp(WalletStore(events, signer=signer), currency="CHIPS", snapshot_every=4)
+    await app.start()
+    await deposits(app, 0, 20)
+    genuine = await events.load_snapshot(STREAM_ID)
+    assert genuine is not None
+    assert genuine.key_id == signer.key_id
+    store = WalletStore(events, snapshot_verifier=check)
+    state, _ = await store.load()
+    assert store.snapshots_refused == 0
+    assert state.accounts == app.state.accounts
+    # A forger's snapshot: one player's balance raised, under the genuine signature.
+    body = json.loads(zlib.decompress(genuine.state))
+    body["state"]["accounts"]["cash/p0"][3] += 10**7  # credits posted
+    forged_body = zlib.compress(json.dumps(body).encode())
+    await events.save_snapshot(dataclasses.replace(genuine, state=forged_body))
+    trusting, _ = await WalletStore(events).load()
+    assert trusting.accounts != app.state.accounts  # what the forgery would have done unchecked
+    store = WalletStore(events, snapshot_verifier=check)
+    state, _ = await store.load()
+    assert store.snapshots_refused == 1
+    assert state.accounts == app.state.accounts
+    assert state.transfers == app.state.transfers

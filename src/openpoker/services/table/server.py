@@ -66,8 +66,14 @@ async def start(config: TableConfig, *, wallet: Wallet | None = None) -> TableSe
             wallet_channel = channel(config.wallet, config.shell.security.tls)
             wallet = GrpcWallet(wallet_channel)
         events = JetStreamTableEvents(js, stream=config.stream, nc=nc)  # lean appends (eventstore.acks)
-        verifier = None if config.keyring is None else config.keyring.verifier(TABLE_WRITER)
-        store = TableStore(events, partitions=config.partitions, signer=config.signer, verifier=verifier)
+        keyring = config.keyring
+        store = TableStore(
+            events,
+            partitions=config.partitions,
+            signer=config.signer,
+            verifier=None if keyring is None else keyring.verifier(TABLE_WRITER),
+            snapshot_verifier=None if keyring is None else keyring.snapshot_verifier(TABLE_WRITER),
+        )
         ownership = KvOwnership(kv, name=config.instance, ttl=config.lease_ttl)
         app = TableApp(
             store=store,

@@ -212,7 +212,10 @@ class Writer:
         corrupt message (logged once as ``log.corrupt``)."""
         finding = self.quarantined.get(table_id)
         if finding is None:
+            refused = self.store.snapshots_refused
             loaded = await self.store.load_checked(table_id)
+            if self.store.snapshots_refused != refused:  # not its writer's: the log was folded instead
+                self._log.warning("snapshot.refused", table_id=table_id)
             if loaded.finding is None:
                 return loaded.model
             finding = self._quarantine(table_id, loaded.finding)
@@ -402,6 +405,8 @@ class Writer:
         await self._save_snapshot(snap)
 
     async def _save_snapshot(self, snap: Snapshot) -> None:
+        if self.store.signer is not None:
+            snap = self.store.signer.signer.sign_snapshot(snap)
         try:
             await self.store.events.save_snapshot(snap)
         except Exception as exc:  # a cache: losing one costs a longer load, nothing else

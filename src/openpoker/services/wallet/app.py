@@ -122,12 +122,15 @@ class WalletApp:
 
     async def _reload(self) -> None:
         self._stale = True
+        refused = self._store.snapshots_refused
         try:
             loaded = await self._store.load_checked(verifier=self._verifier)
         except EventStoreError:
             raise  # typed already (unavailable, corrupt message, ...)
         except Exception as exc:  # nats-py timeouts and connection errors
             raise LedgerUnavailable(cause=type(exc).__name__) from exc
+        if self._store.snapshots_refused != refused:  # not the wallet's: the log was folded instead
+            get_logger().warning("snapshot.refused", stream="wallet")
         self._state, self._position = loaded.state, loaded.position
         if loaded.finding is not None:
             self._quarantine(loaded.finding)

@@ -11,7 +11,7 @@ from nats.aio.client import Client as Nats
 from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
 from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from openpoker.eventstore.jetstream import JetStreamEventStore
-from openpoker.eventstore.loading import Finding
+from openpoker.eventstore.loading import Finding, SnapshotVerifier
 from openpoker.eventstore.signing import WALLET_WRITER, Signer
 from openpoker.eventstore.streams import WALLET_EVENTS, ensure_stream
 from openpoker.ledger.store import SNAPSHOT_PREFIX, WALLET_SNAPSHOTS, WalletStore
@@ -35,7 +35,11 @@ def spec(app: WalletApp) -> ServiceSpec:
 
 
 async def open_store(
-    nc: Nats, stream: str = WALLET_EVENTS.name, *, signer: Signer | None = None
+    nc: Nats,
+    stream: str = WALLET_EVENTS.name,
+    *,
+    signer: Signer | None = None,
+    snapshot_verifier: SnapshotVerifier | None = None,
 ) -> WalletStore:
     js = nc.jetstream()
     settings = (
@@ -54,7 +58,7 @@ async def open_store(
         snapshot_prefix=SNAPSHOT_PREFIX,
         nc=nc,
     )
-    return WalletStore(events, signer=signer)
+    return WalletStore(events, signer=signer, snapshot_verifier=snapshot_verifier)
 
 
 async def report_writes(app: WalletApp, server: RunningServer) -> None:
@@ -86,13 +90,19 @@ class WalletServer:
 async def start(config: WalletConfig) -> WalletServer:
     nc = await natsconn.connect(config.shell.nats_url, config.shell.nats_credentials, name="wallet")
     try:
+        keyring = config.keyring
         app = WalletApp(
-            await open_store(nc, config.stream, signer=config.signer),
+            await open_store(
+                nc,
+                config.stream,
+                signer=config.signer,
+                snapshot_verifier=None if keyring is None else keyring.snapshot_verifier(WALLET_WRITER),
+            ),
             currency=config.currency,
             snapshot_every=config.snapshot_every,
             deposit_limits=config.deposit_limits,
             withdrawal_limits=config.withdrawal_limits,
-            verifier=None if config.keyring is None else config.keyring.verifier(WALLET_WRITER),
+            verifier=None if keyring is None else keyring.verifier(WALLET_WRITER),
         )
         await app.start()
         server = await start_server(config.shell, [spec(app)])
