@@ -11,6 +11,8 @@ Variables (all optional; ``<SERVICE>`` is the upper-cased service name, e.g. ``T
 * ``POKER_LOG_FORMAT``: ``console`` or ``json`` (default: json in production, console otherwise);
 * ``POKER_LOG_LEVEL`` (default ``info``);
 * ``POKER_GRACE_SECONDS``: how long in-flight RPCs may finish on shutdown (default 5);
+* ``POKER_<SERVICE>_METRICS_PORT`` (default 0: none) and ``POKER_METRICS_HOST`` (default
+  ``127.0.0.1``): the Prometheus ``/metrics`` endpoint (``shell.metrics``);
 * ``POKER_QUOTA_RPS`` (default 200) and ``POKER_QUOTA_BURST`` (default 400): requests per second
   per identity on a TLS server, and how many at once (``shell.quotas``; 0 turns the limit off).
   Certificate holders (the services, ``pokerctl``) are exempt.
@@ -247,6 +249,8 @@ class ShellConfig:
     quota_rps: float = 200.0  # requests per second per identity (0: no limit)
     quota_burst: int = 400
     nats_credentials: NatsCredentials | None = None  # None: anonymous, plaintext
+    metrics_host: str = "127.0.0.1"  # ``shell.metrics``: where /metrics listens
+    metrics_port: int = 0  # 0: no metrics endpoint
 
     @property
     def address(self) -> str:
@@ -287,4 +291,6 @@ class ShellConfig:
             quota_rps=env_float(env, "POKER_QUOTA_RPS", 200.0),
             quota_burst=env_int(env, "POKER_QUOTA_BURST", 400, minimum=1),
             nats_credentials=nats_credentials_setting(service, env, required=not security.insecure),
+            metrics_host=env_str(env, "POKER_METRICS_HOST", "127.0.0.1"),
+            metrics_port=env_int(env, prefix + "METRICS_PORT", 0, minimum=0),
         )

@@ -27,10 +27,12 @@ from grpc import aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from openpoker.shell import metrics
 from openpoker.shell.config import Security, ShellConfig
 from openpoker.shell.interceptor import ShellInterceptor
 from openpoker.shell.jwks import FileKeys, KeySource, UrlKeys, ssl_context
 from openpoker.shell.logs import get_logger
+from openpoker.shell.metrics import MetricsServer
 from openpoker.shell.quotas import RateLimit
 from openpoker.shell.tls import server_credentials
 from openpoker.shell.tokens import TokenVerifier
@@ -60,6 +62,7 @@ class RunningServer:
     service_names: tuple[str, ...]
     grace_seconds: float
     client_port: int = 0  # the TLS client listener's port (0: none, on a plaintext server)
+    metrics: MetricsServer | None = None  # ``/metrics`` (``POKER_<SERVICE>_METRICS_PORT``)
 
     @property
     def client_address(self) -> str:
@@ -73,6 +76,9 @@ class RunningServer:
         """Report NOT_SERVING, refuse new RPCs, let in-flight ones finish within ``grace``."""
         await self.health.enter_graceful_shutdown()
         await self.server.stop(self.grace_seconds if grace is None else grace)
+        if self.metrics is not None:
+            self.metrics.stop()
+            self.metrics = None
 
     async def wait(self) -> None:
         await self.server.wait_for_termination()
@@ -198,7 +204,7 @@ async def start_server(
         tls=not security.insecure,
         services=list(names),
     )
-    return RunningServer(
+    running = RunningServer(
         server=server,
         health=health_servicer,
         host=config.host,
@@ -207,3 +213,7 @@ async def start_server(
         grace_seconds=config.grace_seconds,
         client_port=client_port,
     )
+    if config.metrics_port:
+        running.metrics = metrics.serve(config.metrics_host, config.metrics_port)
+        get_logger().info("metrics.serving", address=f"{config.metrics_host}:{running.metrics.port}")
+    return running

@@ -8,6 +8,7 @@ from typing import Any
 
 import grpc
 import pytest
+from prometheus_client import REGISTRY
 from structlog.testing import capture_logs
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
@@ -60,6 +61,8 @@ async def test_one_quarantined_table_refuses_writes_and_the_others_play_on(
         await join(svc.stub, "ann", 1, table="tables/t1")
         sequence = await _forge(events, "t1", stream_id=stream_id)
         expected = {"stream": "t1", "sequence": str(sequence), "problem": problem}
+        found = {"service": "table", "problem": problem}
+        findings = REGISTRY.get_sample_value("openpoker_log_findings_total", found) or 0.0
         with capture_logs() as logs:
             for player in ("bob", "cat"):  # the second is refused from memory, not logged again
                 with pytest.raises(grpc.RpcError) as caught:
@@ -68,6 +71,11 @@ async def test_one_quarantined_table_refuses_writes_and_the_others_play_on(
                 assert (err.code, err.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "LOG_QUARANTINED")
                 assert dict(err.metadata) == expected
         assert [e["sequence"] for e in logs if e["event"] == "log.corrupt"] == [sequence]
+        # The metric an operator alerts on, once per finding (shell.metrics).
+        assert REGISTRY.get_sample_value("openpoker_log_findings_total", found) == findings + 1
+        assert (
+            REGISTRY.get_sample_value("openpoker_log_quarantined", {"service": "table", "stream": "t1"}) == 1
+        )
         assert wallet.cash["bob"] == 1000  # the refused join moved no money
         await join(svc.stub, "bob", 1, table="tables/t2")
         assert await _seated(svc.stub, "tables/t2") == {"bob"}

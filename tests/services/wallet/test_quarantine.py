@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 import pytest
+from prometheus_client import REGISTRY
 from structlog.testing import capture_logs
 
 from openpoker.api.wallet.v1 import wallet_service_pb2 as pb
@@ -61,6 +62,9 @@ async def _assert_quarantined(rig: Rig, problem: Problem, sequence: int) -> None
     assert meta == {"stream": "wallet", "sequence": str(sequence), "problem": str(problem)}
     assert rig.app.quarantined is not None
     assert rig.app.quarantined.problem is problem
+    assert (
+        REGISTRY.get_sample_value("openpoker_log_quarantined", {"service": "wallet", "stream": "wallet"}) == 1
+    )
 
 
 async def test_a_foreign_message_under_the_wallets_next_id_is_never_taken_for_its_write(funded: Rig) -> None:

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from openpoker.eventstore.envelope import Envelope, StoredEnvelope
 from openpoker.eventstore.loading import Finding, Tip, Verifier, check_envelope
 from openpoker.presence import PresenceReport
+from openpoker.services.dealer.config import SERVICE
 from openpoker.services.dealer.driver import ActiveHandInfo, Stage, TableDriver, utc_now
 from openpoker.services.dealer.ports import AuditPort, RngPort, TablePort, WalletPort
 from openpoker.services.dealer.presence import DEFAULT_TTL, PresenceBook
 from openpoker.services.dealer.tracker import TableTrack
+from openpoker.shell import metrics
 from openpoker.shell.logs import get_logger
 
 
@@ -126,6 +128,7 @@ class DealerApp:
         if d is not None and d.task is not None:
             d.task.cancel()
         get_logger().error("log.corrupt", table_id=table_id, detail=finding.detail, **finding.fields())
+        metrics.quarantined(SERVICE, table_id, finding.problem.value)
 
     def observe_presence(self, report: PresenceReport) -> None:
         """A presence report from a table-service instance, merged into the table's book for its

@@ -42,6 +42,7 @@ from openpoker.eventstore.errors import ConcurrencyConflict, CorruptMessage
 from openpoker.eventstore.loading import Finding, LogQuarantined, not_ours
 from openpoker.eventstore.subjects import partition_of
 from openpoker.services.table.background import Background
+from openpoker.services.table.config import SERVICE
 from openpoker.services.table.errors import (
     NotOwner,
     StaleVersion,
@@ -51,6 +52,7 @@ from openpoker.services.table.errors import (
 )
 from openpoker.services.table.ownership import Ownership, PartitionHeld
 from openpoker.services.table.watchers import LocalWatchers, entries_since, hand_mark
+from openpoker.shell import metrics
 from openpoker.shell.logs import get_logger
 from openpoker.tablelog.events import HandVoided, OwnerChanged
 from openpoker.tablelog.model import Left, LogEvent, Outcome, TableModel
@@ -216,6 +218,7 @@ class Writer:
             loaded = await self.store.load_checked(table_id)
             if self.store.snapshots_refused != refused:  # not its writer's: the log was folded instead
                 self._log.warning("snapshot.refused", table_id=table_id)
+                metrics.snapshot_refused(SERVICE)
             if loaded.finding is None:
                 return loaded.model
             finding = self._quarantine(table_id, loaded.finding)
@@ -229,6 +232,7 @@ class Writer:
         self.quarantined[table_id] = finding
         self.forget(table_id)
         self._log.error("log.corrupt", table_id=table_id, detail=finding.detail, **finding.fields())
+        metrics.quarantined(SERVICE, table_id, finding.problem.value)
         return finding
 
     async def _check_own(self, table_id: str, envelope: Envelope, sequence: int) -> None:

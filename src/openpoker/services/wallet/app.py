@@ -33,8 +33,9 @@ from openpoker.ledger.events import Event, LedgerOpened, TransfersCommitted
 from openpoker.ledger.limits import DepositLimits, WithdrawalLimits
 from openpoker.ledger.store import Position, WalletStore
 from openpoker.ledger.transfers import TransferRecord
-from openpoker.services.wallet.config import DEFAULT_DEPOSIT_LIMITS, DEFAULT_WITHDRAWAL_LIMITS
+from openpoker.services.wallet.config import DEFAULT_DEPOSIT_LIMITS, DEFAULT_WITHDRAWAL_LIMITS, SERVICE
 from openpoker.services.wallet.errors import LedgerUnavailable
+from openpoker.shell import metrics
 from openpoker.shell.logs import get_logger
 
 CONFLICT_RETRIES = 3
@@ -118,6 +119,7 @@ class WalletApp:
         if self._finding is None:
             self._finding = finding
             get_logger().error("log.corrupt", detail=finding.detail, **finding.fields())
+            metrics.quarantined(SERVICE, finding.stream, finding.problem.value)
             self.on_quarantine(finding)
 
     async def _reload(self) -> None:
@@ -131,6 +133,7 @@ class WalletApp:
             raise LedgerUnavailable(cause=type(exc).__name__) from exc
         if self._store.snapshots_refused != refused:  # not the wallet's: the log was folded instead
             get_logger().warning("snapshot.refused", stream="wallet")
+            metrics.snapshot_refused(SERVICE)
         self._state, self._position = loaded.state, loaded.position
         if loaded.finding is not None:
             self._quarantine(loaded.finding)
