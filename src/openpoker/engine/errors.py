@@ -66,10 +66,10 @@ class InvalidDeck(InvalidHandSetup):
     reason = "INVALID_DECK"
 
     def __init__(self, *, game: str, problem: str, card: str = "", size: int = 0) -> None:
-        what = {"size": f"{size} cards", "duplicate": f"{card} twice", "not_in_game": f"{card}"}[problem]
-        EngineError.__init__(
-            self, f"not the {game} deck: {what}", game=game, problem=problem, card=card, size=size
-        )
+        what = {"size": f"{size} cards", "duplicate": f"{card} twice", "not_in_game": f"{card} is not in it"}
+        message = f"not the {game} deck: {what.get(problem, problem)}"
+        # EngineError's own constructor: InvalidHandSetup's would take ``problem`` alone.
+        EngineError.__init__(self, message, game=game, problem=problem, card=card, size=size)
         self.game = game
         self.problem = problem
         self.card = card
