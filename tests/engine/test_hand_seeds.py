@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pokerkit
 import pytest
 
 from openpoker.engine import hand as H
-from openpoker.engine.errors import RaiseBelowMinimum, RaiseNotAllowed
+from openpoker.engine import phh
+from openpoker.engine.errors import RaiseAboveMaximum, RaiseBelowMinimum, RaiseNotAllowed
 from openpoker.engine.hand_events import (
     BoardDealt,
     CardsMucked,
@@ -24,6 +26,7 @@ from openpoker.engine.hand_events import (
     Street,
 )
 from openpoker.engine.hand_setup import PostKind
+from openpoker.engine.phh_replay import history_from_events
 from openpoker.engine.rules import Game, Rules, Stakes, Structure
 from tests.engine.handkit import bet, blinds, call, check, fold, given, play, setup, when
 
@@ -218,6 +221,34 @@ def test_pot_limit_preflop_blinds_at_true_value_5_10_gives_35() -> None:
     legal = H.legal_actions(state, 3)
     assert legal is not None
     assert legal.max_raise_to == 35
+
+
+def test_pot_limit_maximum_with_a_side_pot_counts_every_pot_and_the_bets_as_pokerkit() -> None:
+    """House rule (2026-11-27): with side pots "the pot" is every pot of the hand plus the bets on
+    the table (seed 002's "total pot", seed 003's "current size of the pot", pokerkit), not the
+    side pot the raiser plays for alone (seeds 001/004's "active pot")."""
+    rules = Rules(game=Game.OMAHA, structure=PL, stakes=Stakes.blinds(1, 2))
+    opening = H.start(setup(rules, {0: 100, 1: 100, 2: 7}, button=2, posts=blinds(0, 1, 1, 2)))
+    state = H.fold(opening)
+    # The button is all-in for 7 (the pot-sized raise); the blinds play on to 20 each.
+    events = [*opening, *play(state, bet(2, 7), bet(0, 20), call(1))]
+    assert [(p.amount, p.eligible) for p in H.pots(state)] == [(21, (0, 1, 2)), (26, (0, 1))]
+    events += play(state, bet(0, 10))
+    legal = H.legal_actions(state, 1)
+    assert legal is not None
+    # 2 x 10 - 0 + (main 21 + side 26 + bet 10); the side pot alone would give 2 x 10 + 26 + 10 = 56.
+    assert legal.max_raise_to == 77
+    # pokerkit, fed the same hand as PHH, allows the same maximum.
+    text = phh.dump_phh(history_from_events(events))
+    pk_state = None
+    for pk_state in pokerkit.HandHistory.loads(text):  # noqa: B007 (the last state is wanted)
+        pass
+    assert pk_state is not None
+    assert pk_state.actor_index == 1  # PHH player 1 is seat 1 (players clockwise from seat 0)
+    assert pk_state.max_completion_betting_or_raising_to_amount == 77
+    with pytest.raises(RaiseAboveMaximum):
+        H.decide(state, bet(1, 78))
+    assert H.decide(state, bet(1, 77))
 
 
 def test_seed_000_dead_small_blind_goes_to_the_pot_and_live_post_keeps_the_option() -> None:

@@ -7,6 +7,8 @@ table), ``finishing_stacks`` and ``winnings`` (after rake). PHH has no rake fiel
 and the evidence pointers go in user-defined fields (``_``-prefixed, which parsers ignore):
 ``_hand_id``, ``_rake``, ``_rake_basis_points``, ``_rake_caps``, ``_rake_no_flop_no_drop``,
 ``_commitment``, ``_seed`` and ``_versions`` (first and last version of the hand in the log).
+A dead small blind owed for missed blinds is the player's ``antes`` entry (dead money, as PHH
+and pokerkit read antes) and their live big blind a negative ``blinds_or_straddles`` entry.
 
 Only hands PHH expresses faithfully are written. Tables run the ``seeds`` rules, pokerkit and
 PHH assume others, so each exported hand is replayed by the engine under the ``phh`` profile
@@ -20,7 +22,6 @@ Skipped, with the reason:
 * games PHH has no variant code for (pot-limit or fixed-limit Hold'em other than ``FT``,
   no-limit or fixed-limit Omaha, Six Plus other than no limit);
 * a time-out or disconnection that all-in protected a player (no PHH action for it);
-* a dead small blind (no PHH form);
 * hands the pokerkit rules replay differently (e.g. an incomplete all-in raise that re-opens
   the betting under one rule set and not the other).
 """

@@ -14,7 +14,8 @@ Rules (HOUSE_RULES.md, Betting), by profile:
   faces a run of short all-ins that must add up to a full raise.
 - Fixed limit: raise-to = base + bet size, where base is the current bet (phh) or the last full
   bet (seeds: completing a short all-in of less than half a bet), capped per round.
-- Pot limit: ``2 x highest - own bet + every chip in the pot`` (pre-flop blinds at true value).
+- Pot limit: ``2 x highest - own bet + every chip in the pot`` (pre-flop blinds at true value);
+  with side pots the pot is every pot of the hand plus the bets on the table, as pokerkit.
 - A raise nobody can call (every other player folded or all-in) is refused.
 """
 

@@ -11,7 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from openpoker.engine.errors import InvalidCard
+from openpoker.engine.errors import InvalidCard, InvalidDeck
+from openpoker.engine.rules import Rules
 
 RANK_CHARS: Final = "23456789TJQKA"
 SUIT_CHARS: Final = "cdhs"
@@ -81,3 +82,26 @@ def deck_for_size(size: int) -> tuple[Card, ...]:
 
 def is_permutation_of(cards: Sequence[Card], deck: Sequence[Card]) -> bool:
     return len(cards) == len(deck) and sorted(cards) == sorted(deck)
+
+
+_SUIT_INDEX: Final = {suit: k for k, suit in enumerate(SUIT_CHARS)}
+
+
+def check_deck(rules: Rules, deck: Sequence[Card]) -> None:
+    """Refuse (``InvalidDeck``) a deck that is not exactly the game's: the 36 cards from six up
+    for Six Plus (seed 002), the 52 otherwise, each once. A hand checks its deck before the first
+    card is dealt and the table service checks an opened deck with it, so both refuse the same.
+    """
+    size = rules.deck_size
+    if len(deck) != size:
+        raise InvalidDeck(game=rules.game.value, problem="size", size=len(deck))
+    lowest = 2 if size == 52 else 6
+    # A bit per card value (rank and suit): cheaper than a set of cards.
+    seen = 0
+    for c in deck:
+        if c.rank < lowest:
+            raise InvalidDeck(game=rules.game.value, problem="not_in_game", card=str(c), size=size)
+        bit = 1 << (c.rank * 4 + _SUIT_INDEX[c.suit])
+        if seen & bit:
+            raise InvalidDeck(game=rules.game.value, problem="duplicate", card=str(c), size=size)
+        seen |= bit

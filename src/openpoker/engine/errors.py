@@ -58,6 +58,24 @@ class InvalidHandSetup(EngineError):
         self.problem = problem
 
 
+class InvalidDeck(InvalidHandSetup):
+    """A deck that is not the game's: Six Plus deals the 36 cards from six up, every other game
+    the 52; each card once. ``problem`` is ``size``, ``duplicate`` or ``not_in_game``; ``card``
+    names the offending card ("" for a wrong size)."""
+
+    reason = "INVALID_DECK"
+
+    def __init__(self, *, game: str, problem: str, card: str = "", size: int = 0) -> None:
+        what = {"size": f"{size} cards", "duplicate": f"{card} twice", "not_in_game": f"{card} is not in it"}
+        message = f"not the {game} deck: {what.get(problem, problem)}"
+        # EngineError's own constructor: InvalidHandSetup's would take ``problem`` alone.
+        EngineError.__init__(self, message, game=game, problem=problem, card=card, size=size)
+        self.game = game
+        self.problem = problem
+        self.card = card
+        self.size = size
+
+
 class HandOver(RuleViolation):
     reason = "HAND_OVER"
 

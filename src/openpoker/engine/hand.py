@@ -42,10 +42,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from operator import attrgetter
-from typing import Final
 
 from openpoker.engine.betting import LegalActions
-from openpoker.engine.cards import SUIT_CHARS
+from openpoker.engine.cards import check_deck
 from openpoker.engine.errors import InvalidHandSetup
 from openpoker.engine.hand_decide import advance, apply, apply_act, apply_showdown, decide
 from openpoker.engine.hand_events import (
@@ -71,7 +70,6 @@ _ANTE = PostKind.ANTE
 
 # Field readers in C: cheaper than a lambda or a comprehension for the per-hand set-up.
 _SEAT = attrgetter("seat")
-_SUIT_INDEX: Final = {suit: k for k, suit in enumerate(SUIT_CHARS)}
 
 __all__ = [
     "BETTING",
@@ -129,17 +127,8 @@ def begin(setup: HandSetup) -> tuple[HandState, list[HandEvent]]:
         previous = s.seat
         if s.stack <= 0:
             raise InvalidHandSetup(problem=f"seat {s.seat} has no chips")
-    needed = n * rules.hole_cards + 5
     deck = setup.deck
-    if len(deck) < needed:
-        raise InvalidHandSetup(problem=f"deck of {len(deck)} cards; {needed} are needed")
-    # A bit per card value (rank and suit): cheaper than a set of (rank, suit) tuples.
-    seen = 0
-    for c in deck[:needed]:
-        bit = 1 << (c.rank * 4 + _SUIT_INDEX[c.suit])
-        if seen & bit:
-            raise InvalidHandSetup(problem="the deck holds a card twice")
-        seen |= bit
+    check_deck(rules, deck)  # the game's whole deck, so it holds every card any hand deals
     started = hand_started(setup.hand_id, rules, setup.button, seats, setup.deck, setup.commitment)
     events: list[HandEvent] = [started]
     state = initial_state(started)

@@ -13,7 +13,9 @@ Mapping (PHH spec, pokerkit 0.7.7):
 - ``blinds_or_straddles``: positive entries are live blinds or straddles; a negative entry is a
   new player's live post that does not move the first action (pokerkit's reading, which the
   conformance outcomes follow; Ongame itself charged those as dead money).
-- ``ante_trimming_status`` is ``Rules.ante_trimming``.
+- ``antes`` are each player's dead money (pokerkit puts them in the main pot, never in a bet);
+  an engine hand's dead small blind (missed blinds) is written there. ``ante_trimming_status``
+  is ``Rules.ante_trimming``.
 - Cards: the engine deals from a deck, so the deck is built from the file: hole cards in the
   engine's dealing order, then the board. Unknown cards (``??``) are taken from a card shown
   later (``sm``) or else filled with unused cards; a player whose cards were never shown mucks
@@ -353,7 +355,11 @@ def history_from_events(events: Sequence[HandEvent]) -> HandHistory:
     """A PHH hand history of an engine hand played under the phh profile (NT, FT, PO, NS).
 
     Players are written in PHH order (SB ... button; heads-up BB, button), every hole card is
-    known, and the showdown is written as ``sm`` lines in the engine's showdown order.
+    known, and the showdown is written as ``sm`` lines in the engine's showdown order. Forced
+    bets: live blinds and straddles are positive ``blinds_or_straddles``, a live big blind posted
+    out of turn (a new or returning player) a negative one (pokerkit's post bet: it does not move
+    the first action), and dead money (antes, a dead small blind owed for missed blinds) is the
+    player's entry in ``antes``, which PHH and pokerkit put in the pot and not in the bet.
     """
     first = events[0]
     if not isinstance(first, HandStarted):
@@ -365,6 +371,10 @@ def history_from_events(events: Sequence[HandEvent]) -> HandHistory:
         raise UnsupportedPhh(problem=f"no PHH variant for {rules.game} {rules.structure}")
     n = state.n
     heads_up = n == 2
+    if rules.ante_trimming and any(
+        isinstance(e, ForcedBetPosted) and e.kind is _DEAD_SMALL_BLIND for e in events
+    ):
+        raise UnsupportedPhh(problem="a dead small blind under ante trimming (PHH would trim it)")
     # PHH player j is internal index j (clockwise from the first seat left of the button).
     seat_to_player = {seat: j for j, seat in enumerate(state.seats)}
     antes = [0] * n
@@ -376,12 +386,10 @@ def history_from_events(events: Sequence[HandEvent]) -> HandHistory:
         match e:
             case ForcedBetPosted(seat=seat, kind=kind, amount=amount):
                 j = seat_to_player[seat]
-                if kind is _ANTE:
-                    antes[j] += amount
+                if kind is _ANTE or kind is _DEAD_SMALL_BLIND:
+                    antes[j] += amount  # dead money: PHH's antes are each player's dead post
                 elif kind is _LIVE_BIG_BLIND:
                     blinds[j] -= amount
-                elif kind is _DEAD_SMALL_BLIND:
-                    raise UnsupportedPhh(problem="dead blinds have no PHH form")
                 else:
                     blinds[j] += amount
             case HoleCardsDealt(seat=seat, cards=cards):

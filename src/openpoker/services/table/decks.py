@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.engine.cards import Card
+from openpoker.engine.rules import Rules
 from openpoker.services.table import mapping
 from openpoker.shuffle.deck_seal import DeckKeys, open_deck
 
 
 def deck_of(
-    keys: DeckKeys | None, request: pb.StartHandRequest, table_id: str, hand_id: str, size: int
+    keys: DeckKeys | None, request: pb.StartHandRequest, table_id: str, hand_id: str, rules: Rules
 ) -> tuple[Card, ...]:
     """SEALED_DECK_INVALID for a deck that does not open for this hand, INVALID_DECK for one that
     is not the game's deck. A plaintext rig without deck keys sends the card codes as they are."""
@@ -23,4 +24,4 @@ def deck_of(
         codes = open_deck(
             keys, request.sealed_deck, table_id=table_id, hand_id=hand_id, commitment=request.deck_commitment
         )
-    return mapping.deck_of(codes, size)
+    return mapping.deck_of(codes, rules)

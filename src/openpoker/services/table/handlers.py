@@ -468,7 +468,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
         hand_id = mapping.hand_id_of(request.hand_id)
         model = await self._app.model(table_id)
         assert model.state is not None
-        deck = deck_of(self._deck_keys, request, table_id, hand_id, model.state.rules.deck_size)
+        deck = deck_of(self._deck_keys, request, table_id, hand_id, model.state.rules)
         done = await self._app.start_hand(
             request_id=rid,
             table_id=table_id,

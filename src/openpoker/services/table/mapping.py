@@ -19,7 +19,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.engine import hand as hand_engine
 from openpoker.engine import table
-from openpoker.engine.cards import Card, deck_for_size, parse_card
+from openpoker.engine.cards import Card, check_deck, parse_card
 from openpoker.engine.errors import EngineError
 from openpoker.engine.hand_events import Street
 from openpoker.engine.rules import BuyInRules, Game, Profile, RakeRules, Rules, Stakes, Structure, TimeRules
@@ -168,15 +168,15 @@ def _card_of(code: str) -> Card:
     return card
 
 
-def deck_of(text: str, size: int) -> tuple[Card, ...]:
+def deck_of(text: str, rules: Rules) -> tuple[Card, ...]:
     """An opened deck: card codes concatenated, top first; exactly the game's deck (52 cards, or
-    the 36 of the Six Plus short deck), each once."""
+    the 36 of the Six Plus short deck), each once, as the engine checks it (``cards.check_deck``
+    raises the engine's ``InvalidDeck``, INVALID_ARGUMENT ``INVALID_DECK`` like the error here)."""
     try:
         cards = tuple([_card_of(text[i : i + 2]) for i in range(0, len(text), 2)])
     except EngineError:
         raise InvalidDeck("sealed_deck is not a list of card codes") from None
-    if len(cards) != size or set(cards) != set(deck_for_size(size)):
-        raise InvalidDeck(f"the deck must be the game's {size} distinct cards", size=len(cards))
+    check_deck(rules, cards)
     return cards
 
 
