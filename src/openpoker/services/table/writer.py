@@ -54,7 +54,7 @@ from openpoker.services.table.watchers import LocalWatchers, entries_since, hand
 from openpoker.shell.logs import get_logger
 from openpoker.tablelog.events import HandVoided, OwnerChanged
 from openpoker.tablelog.model import Left, LogEvent, Outcome, TableModel
-from openpoker.tablelog.store import RULES_VERSION_SUFFIX, TableStore
+from openpoker.tablelog.store import TableStore
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,7 +83,8 @@ def wire_seats(exc: EngineError) -> None:
 
 
 def rules_version(rules: Rules) -> str:
-    return f"{rules.profile.value}{RULES_VERSION_SUFFIX}"
+    """The envelope's ``rules_version``: the profile and the house rules version, "seeds/2"."""
+    return f"{rules.profile.value}/{rules.version}"
 
 
 def _opened_rules(events: Sequence[LogEvent]) -> Rules:
