@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openpoker.engine.blinds import NotEnoughPlayers, Positions, plan_hand
+from openpoker.engine.errors import InvalidRules
 from openpoker.engine.hand_setup import PostKind
-from openpoker.engine.rules import ButtonRule, Game, Rules, Stakes, Structure
+from openpoker.engine.rules import ButtonRule, Game, RakeRules, Rules, Stakes, Structure, seed_small_blind
 from openpoker.engine.seating import Debt, Occupant, SeatStatus
 
 NL = Rules(game=Game.HOLDEM, structure=Structure.NO_LIMIT, stakes=Stakes.blinds(1, 2), seats=6)
@@ -71,6 +72,69 @@ def test_small_blind_is_half_the_lower_stake_rounded_down() -> None:
     )
     plan = plan_hand(rules, [occ(0), occ(1), occ(2)], None)
     assert posts(plan) == [(1, PostKind.SMALL_BLIND, 2), (2, PostKind.BIG_BLIND, 5)]
+
+
+@pytest.mark.parametrize(
+    ("lower", "upper", "small_blind"),
+    [
+        (500, 1000, 200),  # seed 001: $5/$10 posts $2 ($2.50 rounded down to the dollar)
+        (100, 200, 50),  # seed 001: $1/$2 posts $0.50 (not above one dollar: not rounded)
+        (1000, 2000, 500),  # $10/$20 posts $5
+        (300, 600, 100),  # $3/$6 posts $1 ($1.50 rounded down)
+        (50, 100, 25),  # $0.50/$1 posts $0.25
+        (25, 50, 12),  # half a minor unit rounds down
+    ],
+)
+def test_seed_small_blind_in_cents(lower: int, upper: int, small_blind: int) -> None:
+    """Seeds 000/001: half the lower stake; above one currency unit, rounded down to a whole unit."""
+    stakes = Stakes.fixed_limit(lower, upper)
+    assert (stakes.small_blind, stakes.big_blind, stakes.small_bet, stakes.big_bet) == (
+        small_blind,
+        lower,
+        lower,
+        upper,
+    )
+    rules = Rules(game=Game.HOLDEM, structure=Structure.FIXED_LIMIT, stakes=stakes, seats=6)
+    plan = plan_hand(rules, [occ(0), occ(1), occ(2)], None)
+    assert posts(plan) == [(1, PostKind.SMALL_BLIND, small_blind), (2, PostKind.BIG_BLIND, lower)]
+
+
+def test_seed_small_blind_follows_the_currency_unit() -> None:
+    # In whole dollars (1 minor unit per dollar), $5/$10 posts $2 and $1/$2 rounds to nothing.
+    assert Stakes.fixed_limit(5, 10, currency_unit=1).small_blind == 2
+    assert seed_small_blind(1000, 1000) == 500  # a currency of 1,000 minor units: not above one
+    assert seed_small_blind(3000, 1000) == 1000
+
+
+def test_an_explicit_small_blind_overrides_the_seed_rule() -> None:
+    assert Stakes.fixed_limit(500, 1000, small_blind=250).small_blind == 250
+    assert Stakes.fixed_limit(1, 2, currency_unit=1, small_blind=1).small_blind == 1
+
+
+@pytest.mark.parametrize(("lower", "currency_unit"), [(1, 1), (1, 100), (150, 100)])
+def test_a_seed_small_blind_of_nothing_is_refused(lower: int, currency_unit: int) -> None:
+    """A lower stake of 1 (or $1.50: 75 cents rounded down to the dollar) would post nothing."""
+    with pytest.raises(InvalidRules) as info:
+        Stakes.fixed_limit(lower, 2 * lower, currency_unit=currency_unit)
+    assert info.value.field == "stakes.small_blind"
+    assert info.value.reason == "INVALID_RULES"
+
+
+def test_currency_unit_version_and_rake_unit_are_checked() -> None:
+    base = Rules(game=Game.HOLDEM, structure=Structure.NO_LIMIT, stakes=Stakes.blinds(100, 200))
+    assert (base.currency_unit, base.version) == (100, 2)
+    for changes, field in [
+        ({"currency_unit": 0}, "currency_unit"),
+        ({"version": 0}, "version"),
+        ({"version": 3}, "version"),
+        ({"rake": RakeRules(basis_points=500, unit=0)}, "rake.unit"),
+        # the rake rounds down to the table's chip unit: the two must agree
+        ({"chip_unit": 100, "rake": RakeRules(basis_points=500)}, "rake.unit"),
+    ]:
+        with pytest.raises(InvalidRules) as info:
+            replace(base, **changes)  # type: ignore[arg-type]
+        assert info.value.field == field
+    assert replace(base, chip_unit=100, rake=RakeRules(basis_points=500, unit=100)).rake.unit == 100
 
 
 def test_moving_button_goes_to_the_next_player_sitting_in() -> None:

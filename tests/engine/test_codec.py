@@ -6,6 +6,7 @@ import ast
 import dataclasses
 import importlib
 import json
+from dataclasses import replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,12 @@ from openpoker.engine.errors import EngineError
 from openpoker.engine.hand_events import BoardDealt, HandStarted, Street
 from openpoker.engine.hand_setup import SeatSetup
 from openpoker.engine.rules import (
+    RULES_VERSION,
     ButtonRule,
     BuyInRules,
     Game,
     RakeRules,
+    RakeSplit,
     Rules,
     Stakes,
     Structure,
@@ -38,7 +41,8 @@ from openpoker.pokerctl.cmd_sim import play_session
 @st.composite
 def rules_values(draw: st.DrawFn) -> Rules:
     structure = draw(st.sampled_from(list(Structure)))
-    big = draw(st.integers(1, 10_000))
+    # Lower stakes of 1 and of 101..199 cents have no seed small blind (it rounds down to 0).
+    big = draw(st.integers(2, 10_000).filter(lambda b: b <= 100 or b >= 200))
     if structure is Structure.FIXED_LIMIT:
         stakes = Stakes.fixed_limit(big, big * draw(st.integers(1, 3)), ante=draw(st.integers(0, 5)))
     else:
@@ -58,7 +62,10 @@ def rules_values(draw: st.DrawFn) -> Rules:
             basis_points=draw(st.integers(0, 750)),
             caps=tuple(draw(st.lists(st.tuples(st.integers(2, 10), st.integers(0, 500)), max_size=3))),
             no_flop_no_drop=draw(st.booleans()),
+            split=draw(st.sampled_from(list(RakeSplit))),
         ),
+        currency_unit=draw(st.sampled_from([1, 100, 1000])),
+        version=draw(st.sampled_from([1, RULES_VERSION])),
         time=TimeRules(decision_ms=draw(st.integers(1, 60_000))),
         buy_in=draw(st.sampled_from([None, BuyInRules(minimum=minimum, maximum=None)])),
         button=draw(st.sampled_from(list(ButtonRule))),
@@ -121,6 +128,30 @@ def test_fields_with_defaults_may_be_absent_from_old_documents() -> None:
     doc = codec.encode(Stakes.blinds(1, 2))
     del doc["straddle"]
     assert codec.decode(doc) == Stakes.blinds(1, 2)
+
+
+def test_a_field_absent_from_an_old_document_takes_the_value_it_had_before_it_existed() -> None:
+    """Rules written before rules version 2 lack ``version`` and the rake's ``split``: they
+    decode to version 1 and the main-pot-first split they were played with (``CODEC_ABSENT``),
+    while a new document keeps what it says."""
+    rules = Rules(
+        game=Game.HOLDEM,
+        structure=Structure.NO_LIMIT,
+        stakes=Stakes.blinds(5, 10),
+        rake=RakeRules(basis_points=500, caps=((2, 100),)),
+    )
+    assert (rules.version, rules.rake.split) == (RULES_VERSION, RakeSplit.PROPORTIONAL)
+    doc = codec.encode(rules)
+    assert codec.decode(doc) == rules
+    for key in ("version", "currency_unit"):
+        del doc[key]
+    for key in ("split", "unit"):
+        del doc["rake"][key]
+    old = codec.decode(doc)
+    assert old.version == 1
+    assert old.rake.split is RakeSplit.MAIN_POT_FIRST
+    assert (old.currency_unit, old.rake.unit) == (100, 1)  # defaults that were the old behaviour
+    assert old == replace(rules, version=1, rake=replace(rules.rake, split=RakeSplit.MAIN_POT_FIRST))
 
 
 @pytest.mark.parametrize(

@@ -53,6 +53,16 @@ def test_stored_event_bytes_are_unchanged() -> None:
             b'{"hand_no": 7, "rake": {"basis_points": 500, "caps": [[2, 50]], "no_flop_no_drop": true}, '
             b'"stacks": [["p1", 300]], "table_id": "t1", "type": "HandOpened"}',
         ),
+        (  # a rake unit other than 1 is written; 1, what events before it existed meant, is not
+            HandOpened(
+                table_id="t1",
+                hand_no=8,
+                stacks=(PlayerAmount(player="p1", amount=300),),
+                rake=RakeRules(basis_points=500, caps=(), no_flop_no_drop=True, unit=100),
+            ),
+            b'{"hand_no": 8, "rake": {"basis_points": 500, "caps": [], "no_flop_no_drop": true, '
+            b'"unit": 100}, "stacks": [["p1", 300]], "table_id": "t1", "type": "HandOpened"}',
+        ),
         (
             HandSettled(table_id="t1", hand_no=7, pot=80, rake=4, saw_flop=True, players_dealt_in=2),
             b'{"hand_no": 7, "players_dealt_in": 2, "pot": 80, "rake": 4, "saw_flop": true, '

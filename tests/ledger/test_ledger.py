@@ -230,6 +230,21 @@ def test_settlements_that_do_not_add_up_are_refused(changes: dict[str, object], 
     assert encode_state(w.state) == before
 
 
+def test_the_rake_is_rounded_down_to_the_tables_chip_unit() -> None:
+    # 5% of 2,740 is 137; in chips of 100 the table takes 100, and so must the wallet.
+    in_hundreds = RakeRules(basis_points=500, unit=100)
+    w = funded(a=2000, b=2000)
+    _table(w, a=2000, b=2000)
+    w.run(OpenHand(request_id="o", table_id="t1", hand_no=1, stacks=pa(a=2000, b=2000), rake=in_hundreds))
+    with pytest.raises(SettlementMismatch, match="rake differs"):
+        w.run(_settle(contributions=pa(a=1370, b=1370), payouts=pa(a=2603), rake=137))
+    w.run(_settle(contributions=pa(a=1370, b=1370), payouts=pa(a=2640), rake=100))
+    assert w.balance(accounts.HOUSE_RAKE) == 100
+    report, _ = audit(w.events())  # the audit recomputes it under the recorded rules
+    assert report.ok, report.breaches
+    assert decode_state(encode_state(w.state)) == w.state
+
+
 def test_no_flop_no_drop_settlement() -> None:
     w = funded(a=1000, b=1000)
     _table(w, a=1000, b=1000)

@@ -6,9 +6,10 @@ hole card, the showdown as ``sm`` lines) plus what PHH can say about the table: 
 table), ``finishing_stacks`` and ``winnings`` (after rake). PHH has no rake field, so the rake
 and the evidence pointers go in user-defined fields (``_``-prefixed, which parsers ignore):
 ``_hand_id``, ``_rake``, ``_rake_basis_points``, ``_rake_caps``, ``_rake_no_flop_no_drop``,
-``_commitment``, ``_seed`` and ``_versions`` (first and last version of the hand in the log).
-A dead small blind owed for missed blinds is the player's ``antes`` entry (dead money, as PHH
-and pokerkit read antes) and their live big blind a negative ``blinds_or_straddles`` entry.
+``_rake_unit``, ``_rake_split`` (how the pots shared it), ``_commitment``, ``_seed`` and
+``_versions`` (first and last version of the hand in the log). A dead small blind owed for
+missed blinds is the player's ``antes`` entry (dead money, as PHH and pokerkit read antes) and
+their live big blind a negative ``blinds_or_straddles`` entry.
 
 Only hands PHH expresses faithfully are written. Tables run the ``seeds`` rules, pokerkit and
 PHH assume others, so each exported hand is replayed by the engine under the ``phh`` profile
@@ -93,6 +94,8 @@ def export_hand(h: HandReplay) -> HandHistory | Skip:
         ("_rake_basis_points", rules.rake.basis_points),
         ("_rake_caps", [[n, cap] for n, cap in rules.rake.caps]),
         ("_rake_no_flop_no_drop", rules.rake.no_flop_no_drop),
+        ("_rake_unit", rules.rake.unit),
+        ("_rake_split", rules.rake.split.value),
         ("_commitment", started.commitment),
         ("_versions", [h.first_version, h.last_version]),
     ]

@@ -26,7 +26,7 @@ from openpoker.engine.hand_events import (
     ShowdownStarted,
     UncalledBetReturned,
 )
-from openpoker.engine.rules import Rules, Structure
+from openpoker.engine.rules import RakeSplit, Rules, Structure
 from openpoker.engine.table_events import (
     DecisionTimedOut,
     HandVoided,
@@ -49,8 +49,9 @@ def rules_text(rules: Rules) -> str:
         text += f", ante {s.ante}"
     if rules.rake.basis_points:
         caps = ", ".join(f"{cap} from {n} players" for n, cap in rules.rake.caps) or "no cap"
-        text += f", rake {rules.rake.basis_points / 100:g}% (cap {caps})"
-    return text + f", {rules.profile.value} rules"
+        shared = "main pot first" if rules.rake.split is RakeSplit.MAIN_POT_FIRST else "by pot size"
+        text += f", rake {rules.rake.basis_points / 100:g}% (cap {caps}; {shared})"
+    return text + f", {rules.profile.value} rules version {rules.version}"
 
 
 def hand_lines(h: HandReplay) -> list[str]:

@@ -11,7 +11,10 @@ Theory of operation: ``encode`` walks a value and needs nothing but the value. `
 annotation (``int``, ``str``, ``bool``, ``X | None``, ``tuple[X, ...]``, ``tuple[X, Y]``, enums,
 ``Card``, nested dataclasses, and unions of registered dataclasses, which carry their own
 ``"type"``). Modules compiled by mypyc lose the item types of tuple and union annotations:
-they list those fields' types in a module constant ``CODEC_HINTS``. The registry is filled
+they list those fields' types in a module constant ``CODEC_HINTS``. A field a document lacks
+takes its default, or, when the field was added with a default that differs from how values
+were played before it existed, the old value a module lists in ``CODEC_ABSENT`` (so a table
+recorded under older rules decodes to those rules). The registry is filled
 with every dataclass of the engine modules named in ``_DEFAULT_MODULES`` on first use; other
 modules call ``register``. Two classes with one name are refused, because the name is what is
 stored.
@@ -211,19 +214,36 @@ def _field_hints(cls: type[Any]) -> dict[str, Any]:
 _Decoder: TypeAlias = Callable[[Any], Any]
 _decoders: dict[Any, _Decoder] = {}
 # class -> its fields as (name, decoder, required), and every key a document of it may hold
-_plans: dict[type[Any], tuple[tuple[tuple[str, _Decoder, bool], ...], frozenset[str]]] = {}
+# class -> its fields as (name, decoder, when absent), and every key a document of it may hold;
+# "when absent" is _REQUIRED, _DEFAULT or the value of ``CODEC_ABSENT``.
+_Field: TypeAlias = tuple[str, _Decoder, object]
+_plans: dict[type[Any], tuple[tuple[_Field, ...], frozenset[str]]] = {}
+_REQUIRED: Final = object()
+_DEFAULT: Final = object()
 
 
-def _plan(cls: type[Any]) -> tuple[tuple[tuple[str, _Decoder, bool], ...], frozenset[str]]:
+def _absent_values(cls: type[Any]) -> dict[str, object]:
+    module = importlib.import_module(cls.__module__)
+    absent: dict[str, object] = getattr(module, "CODEC_ABSENT", {}).get(cls.__name__, {})
+    return absent
+
+
+def _when_absent(f: dataclasses.Field[Any]) -> object:
+    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+        return _REQUIRED
+    return _DEFAULT
+
+
+def _plan(cls: type[Any]) -> tuple[tuple[_Field, ...], frozenset[str]]:
     plan = _plans.get(cls)
     if plan is None:
         hints = _field_hints(cls)
+        absent = _absent_values(cls)
+        unknown = set(absent) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise CodecError(problem=f"{cls.__name__} CODEC_ABSENT names no fields {sorted(unknown)}")
         fields = tuple(
-            (
-                f.name,
-                _decoder_for(hints[f.name]),
-                f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
-            )
+            (f.name, _decoder_for(hints[f.name]), absent.get(f.name, _when_absent(f)))
             for f in dataclasses.fields(cls)
         )
         plan = _plans[cls] = (fields, frozenset(name for name, _, _ in fields) | {"type"})
@@ -241,11 +261,13 @@ def _decode_dataclass(doc: object, expected: type[Any] | None) -> Any:
         raise CodecError(problem=f"{name} where a {expected.__name__} was expected")
     fields, names = _plan(cls)
     kwargs: dict[str, Any] = {}
-    for field_name, decode_field, required in fields:
+    for field_name, decode_field, when_absent in fields:
         if field_name in doc:
             kwargs[field_name] = decode_field(doc[field_name])
-        elif required:
+        elif when_absent is _REQUIRED:
             raise CodecError(problem=f"{cls.__name__}.{field_name} is missing")
+        elif when_absent is not _DEFAULT:
+            kwargs[field_name] = when_absent
     if any(key not in names for key in doc):
         unknown = set(doc) - names
         raise CodecError(problem=f"{cls.__name__} has no fields {sorted(unknown)}")

@@ -21,7 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from openpoker.engine.errors import EngineError
-from openpoker.engine.rules import RakeRules
+from openpoker.engine.rules import RakeRules, RakeSplit
+
+_MAIN_POT_FIRST = RakeSplit.MAIN_POT_FIRST
 
 BASIS_POINTS = 10_000
 
@@ -56,11 +58,11 @@ def compute_rake(rake: RakeRules, *, pot: int, players_dealt_in: int, saw_flop: 
     cap = rake.cap_for(players_dealt_in)
     if cap is not None:
         amount = min(amount, cap)
-    return amount
+    return amount - amount % rake.unit
 
 
-def split_rake(rake: int, pots: Sequence[int]) -> tuple[int, ...]:
-    """How much of ``rake`` each pot pays, main pot (index 0) first, then each side pot in turn.
+def split_rake(rake: int, pots: Sequence[int], rules: RakeRules) -> tuple[int, ...]:
+    """How much of ``rake`` each pot pays (index 0 = main pot), as ``rules.split`` says.
 
     Returns one amount per pot, summing to ``rake``; raises if the pots cannot cover it.
     """
@@ -72,6 +74,12 @@ def split_rake(rake: int, pots: Sequence[int]) -> tuple[int, ...]:
     total = sum(pots)
     if rake > total:
         raise InvalidRakeInput(field="rake", value=rake, problem=f"exceeds the total pot {total}")
+    if rules.split is _MAIN_POT_FIRST:
+        return _main_pot_first(rake, pots)
+    return _proportional(rake, pots, total, rules.unit)
+
+
+def _main_pot_first(rake: int, pots: Sequence[int]) -> tuple[int, ...]:
     remaining = rake
     shares: list[int] = []
     for amount in pots:
@@ -81,6 +89,28 @@ def split_rake(rake: int, pots: Sequence[int]) -> tuple[int, ...]:
     return tuple(shares)
 
 
-def pots_after_rake(rake: int, pots: Sequence[int]) -> tuple[int, ...]:
+def _proportional(rake: int, pots: Sequence[int], total: int, unit: int) -> tuple[int, ...]:
+    if not rake:
+        return (0,) * len(pots)
+    shares: list[int] = []
+    for amount in pots:
+        exact = rake * amount // total  # <= amount, since rake <= total
+        shares.append(exact - exact % unit)
+    left = rake - sum(shares)
+    # Rounding each share down leaves less than one unit per pot: one more unit to each pot in
+    # order from the main pot. Only a pot too small to take a whole unit makes a second pass
+    # needed, in what it can still hold (the pots hold at least the rake, so it ends).
+    while left:
+        for i, amount in enumerate(pots):
+            give = min(unit, left, amount - shares[i])
+            shares[i] += give
+            left -= give
+            if not left:
+                break
+    return tuple(shares)
+
+
+def pots_after_rake(rake: int, pots: Sequence[int], rules: RakeRules) -> tuple[int, ...]:
     """Each pot net of its share of the rake (what is split among that pot's winners)."""
-    return tuple(amount - share for amount, share in zip(pots, split_rake(rake, pots), strict=True))
+    shares = split_rake(rake, pots, rules)
+    return tuple(amount - share for amount, share in zip(pots, shares, strict=True))

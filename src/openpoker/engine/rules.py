@@ -73,6 +73,33 @@ class ButtonRule(StrEnum):
     DEAD = "dead"  # LAR 151: big blind advances one seat; SB/button may be dead
 
 
+class RakeSplit(StrEnum):
+    """How a hand's one rake is shared by its pots."""
+
+    PROPORTIONAL = "proportional"  # HOUSE_RULES 2026-11-27: by pot size, leftover from the main pot
+    MAIN_POT_FIRST = "main_pot_first"  # rules version 1: the main pot pays first, then side pots
+
+
+# The house rules version a new table is created under (``Rules.version``; docs/rules.md):
+# 1 = rake from the main pot first, not rounded to the chip unit; 2 = rake shared by the pots in
+# proportion to their size and rounded down to the chip unit, small blind in whole currency units.
+RULES_VERSION: Final = 2
+
+
+def seed_small_blind(lower: int, currency_unit: int) -> int:
+    """Seeds 000/001: half the lower stake, rounded down; on tables whose lower stake is more than
+    one currency unit, rounded down to a whole unit ($5/$10 posts $2, $1/$2 posts $0.50)."""
+    half = lower // 2
+    if lower > currency_unit:
+        half -= half % currency_unit
+    if half <= 0:
+        raise InvalidRules(
+            field="stakes.small_blind",
+            problem=f"half the lower stake {lower} rounds down to 0: set the small blind",
+        )
+    return half
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Stakes:
     """Blind and bet sizes in integer minor units.
@@ -89,9 +116,19 @@ class Stakes:
     straddle: int = 0  # 0 = no straddle; else the live UTG straddle amount (NL/PL only)
 
     @classmethod
-    def fixed_limit(cls, lower: int, upper: int, *, ante: int = 0) -> Stakes:
-        """Seeds 000/001: big blind = lower stake, small blind = half of it rounded down."""
-        return cls(small_blind=lower // 2, big_blind=lower, small_bet=lower, big_bet=upper, ante=ante)
+    def fixed_limit(
+        cls,
+        lower: int,
+        upper: int,
+        *,
+        ante: int = 0,
+        currency_unit: int = 100,
+        small_blind: int | None = None,
+    ) -> Stakes:
+        """Seeds 000/001: big blind = lower stake; the small blind as ``seed_small_blind`` gives
+        unless set explicitly. ``currency_unit``: minor units per currency unit (100 cents)."""
+        small = seed_small_blind(lower, currency_unit) if small_blind is None else small_blind
+        return cls(small_blind=small, big_blind=lower, small_bet=lower, big_bet=upper, ante=ante)
 
     @classmethod
     def blinds(cls, small: int, big: int, *, ante: int = 0, straddle: int = 0) -> Stakes:
@@ -109,6 +146,10 @@ class RakeRules:
     basis_points: int = 0
     caps: tuple[tuple[int, int], ...] = ()
     no_flop_no_drop: bool = True
+    # The rake is rounded down to a multiple of this: the table's chip unit, kept here so the
+    # wallet, which sees only the rake rules, computes the same rake as the table.
+    unit: int = 1
+    split: RakeSplit = RakeSplit.PROPORTIONAL
 
     def cap_for(self, players_dealt_in: int) -> int | None:
         cap: int | None = None
@@ -167,6 +208,11 @@ class Rules:
     # (``scale`` minor units) as pokerkit does; a pot that is not a whole number of chip units
     # splits in minor units (pokerkit divides such decimal pots exactly).
     chip_unit: int = 1
+    # Minor units per currency unit (100 cents to the dollar): the seed small blind is rounded
+    # down to a whole currency unit above one unit of lower stake (``seed_small_blind``).
+    currency_unit: int = 100
+    # The house rules version the table was created under (``RULES_VERSION``).
+    version: int = RULES_VERSION
 
     def __post_init__(self) -> None:
         s = self.stakes
@@ -182,8 +228,18 @@ class Rules:
             raise InvalidRules(field="seats", problem=f"{self.seats} is not in 2..10")
         if self.chip_unit < 1:
             raise InvalidRules(field="chip_unit", problem="must be at least 1")
-        if not 0 <= self.rake.basis_points <= 750:
+        if self.currency_unit < 1:
+            raise InvalidRules(field="currency_unit", problem="must be at least 1")
+        if not 1 <= self.version <= RULES_VERSION:
+            raise InvalidRules(field="version", problem=f"{self.version} is not in 1..{RULES_VERSION}")
+        rake = self.rake
+        if not 0 <= rake.basis_points <= 750:
             raise InvalidRules(field="rake.basis_points", problem="must be 0..750 (seed 002)")
+        if rake.unit < 1:
+            raise InvalidRules(field="rake.unit", problem="must be at least 1")
+        if rake.basis_points and rake.unit != self.chip_unit and self.profile is Profile.SEEDS:
+            # HOUSE_RULES, Rake: rounded down to the table's chip unit.
+            raise InvalidRules(field="rake.unit", problem=f"must be the chip_unit {self.chip_unit}")
 
     @property
     def deck_size(self) -> int:
@@ -209,6 +265,14 @@ CODEC_HINTS: Final[dict[str, dict[str, object]]] = {
     "RakeRules": {"caps": tuple[tuple[int, int], ...]},
     "BuyInRules": {"maximum": int | None},
     "Rules": {"buy_in": BuyInRules | None},
+}
+
+# What ``engine.codec`` gives a field a stored document lacks because it was written before the
+# field existed, where that is not the field's default: a table recorded under rules version 1
+# replays under version 1's rake.
+CODEC_ABSENT: Final[dict[str, dict[str, object]]] = {
+    "RakeRules": {"split": RakeSplit.MAIN_POT_FIRST},
+    "Rules": {"version": 1},
 }
 
 

@@ -9,7 +9,7 @@
 - Each pot goes to the best shown hand among the players eligible for it; ties split evenly and
   every odd chip goes to the first winner clockwise from the button (seeds 000, 001, 003, 004).
 - Rake (``engine.rake.compute_rake``) is taken once from the total of the pots after uncalled
-  bets came back, main pot first (``engine.rake.split_rake``).
+  bets came back, and shared by the pots as the rake rules say (``engine.rake.split_rake``).
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def _pay(s: HandState, values: dict[int, HandValue]) -> list[HandEvent]:
     if rules_rake.basis_points:
         total = sum(p.amount for p in pots)
         rake = compute_rake(rules_rake, pot=total, players_dealt_in=n, saw_flop=len(s.board) >= 3)
-        shares = split_rake(rake, [p.amount for p in pots])
+        shares = split_rake(rake, [p.amount for p in pots], rules_rake)
     else:
         rake, shares = 0, (0,) * len(pots)
     payouts = [0] * n

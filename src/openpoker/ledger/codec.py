@@ -38,18 +38,23 @@ def _unstakes(items: list[list[Any]]) -> tuple[PlayerAmount, ...]:
 
 
 def encode_rake(rake: RakeRules) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "basis_points": rake.basis_points,
         "caps": [list(c) for c in rake.caps],
         "no_flop_no_drop": rake.no_flop_no_drop,
     }
+    if rake.unit != 1:  # written only when it matters: a unit of 1 is what older events mean
+        out["unit"] = rake.unit
+    return out
 
 
 def decode_rake(data: dict[str, Any]) -> RakeRules:
+    # The wallet checks only the rake's total: ``split`` is not recorded (it keeps its default).
     return RakeRules(
         basis_points=int(data["basis_points"]),
         caps=tuple((int(n), int(c)) for n, c in data["caps"]),
         no_flop_no_drop=bool(data["no_flop_no_drop"]),
+        unit=int(data.get("unit", 1)),
     )
 
 

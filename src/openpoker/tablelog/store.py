@@ -60,7 +60,6 @@ from openpoker.tablelog.model import HandRecord, LogEvent, TableModel
 
 AUDIT_STREAM = "RNG_AUDIT"  # written by the dealer (services.dealer.audit)
 AUDIT_PREFIX = "poker.audit.rng"
-RULES_VERSION_SUFFIX = "/1"  # rules_version = "<profile>/1", e.g. "seeds/1"
 
 
 class TableEvents(Protocol):

@@ -12,10 +12,13 @@ from openpoker.services.wallet import mapping
 from openpoker.services.wallet.errors import InvalidRakeRules
 
 rake_rules = st.builds(
-    lambda bp, caps, nfnd: RakeRules(basis_points=bp, caps=tuple(sorted(caps.items())), no_flop_no_drop=nfnd),
+    lambda bp, caps, nfnd, unit: RakeRules(
+        basis_points=bp, caps=tuple(sorted(caps.items())), no_flop_no_drop=nfnd, unit=unit
+    ),
     st.integers(0, 750),
     st.dictionaries(st.integers(2, 10), st.integers(0, 10**9), max_size=4),
     st.booleans(),
+    st.sampled_from([1, 5, 100]),
 )
 
 
@@ -25,6 +28,10 @@ def test_rake_rules_round_trip(rules: RakeRules) -> None:
     assert mapping.rake_from_proto(wire) == rules
 
 
+def test_an_unset_rake_unit_is_the_minor_unit() -> None:
+    assert mapping.rake_from_proto(pb.RakeRules(basis_points=500)).unit == 1
+
+
 @pytest.mark.parametrize(
     "bad",
     [
@@ -32,6 +39,7 @@ def test_rake_rules_round_trip(rules: RakeRules) -> None:
         pb.RakeRules(basis_points=-1),
         pb.RakeRules(caps=[pb.RakeCap(min_players_dealt_in=1, cap=10)]),
         pb.RakeRules(caps=[pb.RakeCap(min_players_dealt_in=2, cap=-1)]),
+        pb.RakeRules(unit=-100),
         pb.RakeRules(
             caps=[pb.RakeCap(min_players_dealt_in=3, cap=1), pb.RakeCap(min_players_dealt_in=3, cap=2)]
         ),

@@ -217,6 +217,7 @@ def _rake_message(rake: RakeRules) -> wallet_pb.RakeRules:
         basis_points=rake.basis_points,
         caps=[wallet_pb.RakeCap(min_players_dealt_in=n, cap=cap) for n, cap in rake.caps],
         no_flop_no_drop=rake.no_flop_no_drop,
+        unit=rake.unit,
     )
 
 

@@ -22,7 +22,17 @@ from openpoker.engine import table
 from openpoker.engine.cards import Card, check_deck, parse_card
 from openpoker.engine.errors import EngineError
 from openpoker.engine.hand_events import Street
-from openpoker.engine.rules import BuyInRules, Game, Profile, RakeRules, Rules, Stakes, Structure, TimeRules
+from openpoker.engine.rules import (
+    BuyInRules,
+    Game,
+    Profile,
+    RakeRules,
+    Rules,
+    Stakes,
+    Structure,
+    TimeRules,
+    seed_small_blind,
+)
 from openpoker.engine.seating import Debt, SeatView
 from openpoker.errors import shown
 from openpoker.services.table.errors import (
@@ -202,12 +212,14 @@ def rules_of(config: pb.TableConfig) -> Rules:
     if structure is None:
         raise InvalidStructure("structure must be set")
     st = config.stakes
-    if min(st.small_blind, st.big_blind, st.small_bet, st.big_bet, st.ante) < 0:
-        raise InvalidStakes("stakes must not be negative")
+    if min(st.small_blind, st.big_blind, st.small_bet, st.big_bet, st.ante, config.currency_unit) < 0:
+        raise InvalidStakes("stakes and currency_unit must not be negative")
+    currency_unit = config.currency_unit or 100
     if structure is Structure.FIXED_LIMIT:
         small_bet = st.small_bet or st.big_blind
         stakes = Stakes(
-            small_blind=st.small_blind or small_bet // 2,
+            # Seeds 000/001 when unset: half the lower stake, in whole currency units above one.
+            small_blind=st.small_blind or (seed_small_blind(small_bet, currency_unit) if small_bet else 0),
             big_blind=st.big_blind or small_bet,
             small_bet=small_bet,
             big_bet=st.big_bet or 2 * small_bet,
@@ -215,7 +227,8 @@ def rules_of(config: pb.TableConfig) -> Rules:
         )
     else:
         straddle = 2 * st.big_blind if config.straddle_allowed else 0
-        stakes = Stakes.blinds(st.small_blind, st.big_blind, ante=st.ante, straddle=straddle)
+        small = st.small_blind or (seed_small_blind(st.big_blind, currency_unit) if st.big_blind else 0)
+        stakes = Stakes.blinds(small, st.big_blind, ante=st.ante, straddle=straddle)
     seats = config.seat_count or 9
     buy_in = None
     if config.min_buy_in or config.max_buy_in:
@@ -227,7 +240,8 @@ def rules_of(config: pb.TableConfig) -> Rules:
     rake = RakeRules(
         basis_points=config.rake.basis_points,
         caps=tuple((i + 2, cap) for i, cap in enumerate(config.rake.caps)),
-        no_flop_no_drop=config.rake.no_flop_no_drop,
+        # Seed 002's no flop, no drop unless the client turns it off (proto3 optional: unset = on).
+        no_flop_no_drop=config.rake.no_flop_no_drop if config.rake.HasField("no_flop_no_drop") else True,
     )
     defaults = TimeRules()
     time = TimeRules(
@@ -244,6 +258,7 @@ def rules_of(config: pb.TableConfig) -> Rules:
         rake=rake,
         time=time,
         buy_in=buy_in,
+        currency_unit=currency_unit,
     )
 
 
@@ -305,6 +320,8 @@ def config_of(rules: Rules) -> pb.TableConfig:
             reconnect_grace=_duration(rules.time.reconnect_extra_ms),
         ),
         straddle_allowed=st.straddle > 0,
+        currency_unit=rules.currency_unit,
+        rules_version=rules.version,
     )
 
 

@@ -56,7 +56,7 @@ from openpoker.shell import metrics
 from openpoker.shell.logs import get_logger
 from openpoker.tablelog.events import HandVoided, OwnerChanged
 from openpoker.tablelog.model import Left, LogEvent, Outcome, TableModel
-from openpoker.tablelog.store import RULES_VERSION_SUFFIX, TableStore
+from openpoker.tablelog.store import TableStore
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,7 +85,8 @@ def wire_seats(exc: EngineError) -> None:
 
 
 def rules_version(rules: Rules) -> str:
-    return f"{rules.profile.value}{RULES_VERSION_SUFFIX}"
+    """The envelope's ``rules_version``: the profile and the house rules version, "seeds/2"."""
+    return f"{rules.profile.value}/{rules.version}"
 
 
 def _opened_rules(events: Sequence[LogEvent]) -> Rules:

@@ -87,6 +87,7 @@ def rake_to_proto(rules: RakeRules) -> pb.RakeRules:
         basis_points=rules.basis_points,
         caps=[pb.RakeCap(min_players_dealt_in=n, cap=c) for n, c in rules.caps],
         no_flop_no_drop=rules.no_flop_no_drop,
+        unit=rules.unit,
     )
 
 
@@ -100,7 +101,14 @@ def rake_from_proto(m: pb.RakeRules) -> RakeRules:
         caps.append((c.min_players_dealt_in, c.cap))
     if len({n for n, _ in caps}) != len(caps):
         raise InvalidRakeRules(problem="two caps for the same number of players")
-    return RakeRules(basis_points=m.basis_points, caps=tuple(sorted(caps)), no_flop_no_drop=m.no_flop_no_drop)
+    if m.unit < 0:
+        raise InvalidRakeRules(problem=f"unit {m.unit} is negative")
+    return RakeRules(
+        basis_points=m.basis_points,
+        caps=tuple(sorted(caps)),
+        no_flop_no_drop=m.no_flop_no_drop,
+        unit=m.unit or 1,
+    )
 
 
 def deposit(m: pb.DepositRequest, *, at: dt.datetime, limits: DepositLimits) -> Deposit:
