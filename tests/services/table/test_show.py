@@ -7,6 +7,7 @@ caller naming another player is refused with NOT_YOUR_SEAT."""
 from __future__ import annotations
 
 import grpc
+import pokerkit
 import pytest
 
 from openpoker.api.table.v1 import table_service_pb2 as pb
@@ -18,6 +19,7 @@ from openpoker.shell.identity import Kind, Principal
 from openpoker.shell.tokens import Role
 from openpoker.tablelog.store import MemoryTableEvents
 from tests.services.table.helpers import (
+    DEALER,
     FakeWallet,
     Running,
     act,
@@ -153,6 +155,12 @@ async def test_the_winner_by_folds_shows_and_every_view_and_the_history_see_it()
             pb.GetHandHistoryRequest(name=f"{TABLE}/hands/h1"), metadata=(("x-player-id", loser),)
         )
         assert list(_seat_of_hand(history.hand, winner).hole_cards) == cards
+        text = history.text
+        assert text.rindex(f' sm {"".join(cards)}"') > text.rindex(' f"')  # an sm after the folds
+        request = pb.GetHandHistoryRequest(name=f"{TABLE}/hands/h1")
+        full = pokerkit.HandHistory.loads((await svc.stub.GetHandHistory(request, metadata=DEALER)).text)
+        *_, last = full  # pokerkit replays every action, the show after the folds included
+        assert list(last.stacks) == list(full.finishing_stacks or ())
         assert await _refused(svc.stub.ShowHand(show(winner))) == (
             grpc.StatusCode.FAILED_PRECONDITION,
             "CANNOT_SHOW_HAND",

@@ -29,6 +29,7 @@ from openpoker.engine import hand as hand_engine
 from openpoker.engine import phh
 from openpoker.engine.hand_events import CardsShown, HandStarted
 from openpoker.engine.phh_replay import UnsupportedPhh, history_from_events
+from openpoker.engine.table_events import UncontestedHandShown
 from openpoker.eventstore import codec as envelope_codec
 from openpoker.eventstore.envelope import Envelope
 from openpoker.presence import PresenceTracker
@@ -101,13 +102,17 @@ def history_text(log: list[LogEvent], viewer: str | None, *, reveal_all: bool) -
         hh = history_from_events(events)
     except UnsupportedPhh:
         return ""  # dead blinds, or a game PHH cannot express: the Hand message has it all
+    first = events[0]
+    assert isinstance(first, HandStarted)
+    # PHH player j is the hand engine's player j (clockwise from the button's left).
+    seats = hand_engine.fold([first]).seats
+    after = [e for e in log if isinstance(e, UncontestedHandShown)]  # sm after the folds (pokerkit)
+    if after:
+        shows = tuple(phh.ShowMuck(player=seats.index(e.seat), cards=e.cards) for e in after)
+        hh = dataclasses.replace(hh, actions=(*hh.actions, *shows))
     if not reveal_all:
-        first = events[0]
-        assert isinstance(first, HandStarted)
-        shown = {e.seat for e in events if isinstance(e, CardsShown)}
+        shown = {e.seat for e in (*events, *after) if isinstance(e, CardsShown | UncontestedHandShown)}
         visible = {p for p, name in enumerate(hh.players or ()) if name == viewer}
-        # PHH player j is the hand engine's player j (clockwise from the button's left).
-        seats = hand_engine.fold([first]).seats
         visible |= {j for j, seat in enumerate(seats) if seat in shown}
         redacted = tuple(
             dataclasses.replace(a, cards=tuple(None for _ in a.cards))
