@@ -28,6 +28,14 @@ and folded after that, unless an operator resets the allowance (``ResetAllInAllo
 during one's turn grants ``reconnect_extra_ms``; the query ``decision_time_ms`` tells the shell
 how long the current decision may take.
 
+Showdown choices (seed 000; HOUSE_RULES.md): each seated player chooses to auto-muck a hand that
+cannot win (``SetShowPreferences`` -> ``ShowPreferencesSet``; new players start with
+``rules.auto_muck``), applied to the hand engine's state (``hand.set_auto_muck``) from the hand's
+start and at once during it, and to show a hand won uncontested. The winner of a hand everyone
+else folded (``won_uncontested``) may show it until the next ``HandScheduled``, once
+(``ShowUncontestedHand`` -> ``UncontestedHandShown``, a table event after ``HandEnded``); with
+``show_uncontested`` on, the show follows ``HandEnded`` in the same decision.
+
 Voiding (``VoidHand`` from the dealer, for a hand that cannot be finished): ``HandVoided``
 gives each seat still at the table its stack from the start of the hand back and ends the hand
 without a winner, a rake or a count in ``hands_played``; players who asked to leave during it
