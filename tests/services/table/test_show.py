@@ -146,7 +146,9 @@ async def test_the_winner_by_folds_shows_and_every_view_and_the_history_see_it()
         retried = await svc.stub.ShowHand(show(winner, "s-1", hand_id="h1"))
         assert retried.version == shown.version
         for viewer in ("", *PLAYERS):
-            assert list(_seat(await _view(svc, viewer), winner).hole_cards) == cards
+            view = await _view(svc, viewer)
+            assert list(_seat(view, winner).hole_cards) == cards
+            assert view.last_hand_id == "h1"  # the hand those cards are from
         hand = (await svc.stub.GetHand(pb.GetHandRequest(name=f"{TABLE}/hands/h1"))).hand
         assert hand.outcome == pb.HAND_OUTCOME_WON_UNCONTESTED
         assert list(_seat_of_hand(hand, winner).hole_cards) == cards

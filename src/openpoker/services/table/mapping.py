@@ -401,6 +401,7 @@ def table_view(model: TableModel, viewer: str | None, *, into: pb.Table | None =
     _seats(out.seats, model, view.seats, view.hand, button, viewer=viewer or None)
     out.button_seat = button + 1 if button >= 0 else 0
     out.hands_played = state.hands_played
+    out.last_hand_id = model.hand_order[-1] if model.hand_order else ""
     if model.created_at is not None:
         set_stamp(out.created_at, model.created_at)
     live = model.current_hand
