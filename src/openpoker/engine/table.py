@@ -272,20 +272,17 @@ def from_snapshot(table_id: str, doc: Mapping[str, Any], *, hand_order: Sequence
     the document, ``SnapshotLayoutUnknown`` (the caller folds the log instead).
     """
     s = TableState(table_id=table_id, rules=codec.decode(doc["rules"]))
-    for seat, player, stack, status, debt, arrival, leaving, disconnected, *choices in doc["seats"]:
+    for row in doc["seats"]:
+        seat, player, stack, status, debt, arrival, leaving, disconnected = row[:8]
         occ = SeatState(
             player=player, stack=stack, status=SeatStatus(status), debt=Debt(debt), arrival=arrival
         )
         occ.leaving, occ.disconnected = bool(leaving), bool(disconnected)
         # A seat of a document written before the players' showdown choices has the defaults.
-        occ.auto_muck, occ.show_uncontested = (
-            (bool(choices[0]), bool(choices[1]))
-            if choices
-            else (
-                s.rules.auto_muck,
-                False,
-            )
-        )
+        if len(row) > 8:
+            occ.auto_muck, occ.show_uncontested = bool(row[8]), bool(row[9])
+        else:
+            occ.auto_muck, occ.show_uncontested = s.rules.auto_muck, False
         s.seats[seat] = occ
     s.arrivals = doc["arrivals"]
     s.last = None if doc["last"] is None else codec.decode(doc["last"])
