@@ -26,6 +26,7 @@ from openpoker.engine.hand_events import (
     PotAwarded,
     UncalledBetReturned,
 )
+from openpoker.engine.hand_setup import PostKind
 from openpoker.engine.rules import Rules
 from openpoker.engine.seating import SeatEmpty
 from openpoker.engine.table_events import (
@@ -36,6 +37,7 @@ from openpoker.engine.table_events import (
     ShowUncontestedHand,
     UncontestedHandShown,
 )
+from tests.engine.handkit import blinds, setup
 from tests.engine.test_table import NL, Table, stacked
 
 # Button 0, small blind 1, big blind 2. Cards go out from seat 1: seat 1 holds As Ad, seat 2
@@ -228,3 +230,28 @@ def test_logs_without_choices_fold_as_before() -> None:
     again = tbl.fold(codec.decode(d) for d in encoded)
     assert again.snapshot() == t.s.snapshot()
     assert all(o.auto_muck for o in again.seats.values())
+
+
+@pytest.mark.parametrize(("auto_muck", "big_blind_shows"), [((), True), ((2,), False), (None, False)])
+def test_a_showdown_at_the_deal_follows_the_setups_auto_muck(
+    auto_muck: tuple[int, ...] | None, big_blind_shows: bool
+) -> None:
+    """The button (a new player's live big blind) and the small blind are all-in for 1 from
+    their posts and always show (one pot: the big blind's extra chip comes back); the big blind
+    still has chips, so its losing hand is shown only when
+    its auto-muck is off (``None``: as the rules say, on)."""
+    dealt = replace(
+        setup(
+            NL,
+            {0: 1, 1: 1, 2: 100},
+            button=0,
+            posts=[*blinds(1, 2, 1, 2), (0, PostKind.LIVE_BIG_BLIND, 2)],
+            hole={0: "AsAd", 1: "KcKd", 2: "2c7d"},
+            board="QhJs9d5s4h",
+        ),
+        auto_muck=auto_muck,
+    )
+    events = hand.start(dealt)
+    order = _showdown(list(events))
+    assert order[0] == (1, "show")  # the small blind's kings first: the big blind cannot win
+    assert dict(order) == {0: "show", 1: "show", 2: "show" if big_blind_shows else "muck"}
