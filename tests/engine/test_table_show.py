@@ -238,8 +238,8 @@ def test_a_showdown_at_the_deal_follows_the_setups_auto_muck(
 ) -> None:
     """The button (a new player's live big blind) and the small blind are all-in for 1 from
     their posts and always show (one pot: the big blind's extra chip comes back); the big blind
-    still has chips, so its losing hand is shown only when
-    its auto-muck is off (``None``: as the rules say, on)."""
+    still has chips, so its losing hand is shown only when its auto-muck is off (``None``: as
+    the rules say, on)."""
     dealt = replace(
         setup(
             NL,
