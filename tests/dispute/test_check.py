@@ -16,10 +16,18 @@ from openpoker.dispute.check import Check, HandStatus, TableReplay, contribution
 from openpoker.dispute.evidence import LoggedEnvelope, RevealRecord, wallet_hands
 from openpoker.dispute.export import Skip, export_hand
 from openpoker.engine import hand, table
-from openpoker.engine.hand_events import Act, ActionKind, HandEnded, HandStarted
+from openpoker.engine.hand_events import Act, ActionKind, HandEnded, HandStarted, ShowdownStarted
+from openpoker.engine.phh import ShowMuck
 from openpoker.engine.phh_replay import replay_events
 from openpoker.engine.rules import Game, RakeRules, Rules, Stakes, Structure
-from openpoker.engine.table_events import OpenTable, SitDown, StartHand
+from openpoker.engine.table_events import (
+    OpenTable,
+    SetShowPreferences,
+    ShowUncontestedHand,
+    SitDown,
+    StartHand,
+    UncontestedHandShown,
+)
 from openpoker.eventstore.chain import GENESIS, seal
 from openpoker.eventstore.envelope import Draft
 from openpoker.ledger.commands import PlayerAmount
@@ -271,3 +279,53 @@ def test_exported_hands_replay_in_the_engine_to_the_recorded_stacks(built: Built
         assert dict(hh.extras)["_rake"] == h.ended.rake
         exported += 1
     assert exported == 12
+
+
+class WithChoices(Built):
+    """The same play, with seat 1 changing its auto-muck before every action (mid-hand choices
+    count from the next showdown), seat 0 showing hands won uncontested at once and every other
+    winner by folds showing on command."""
+
+    def __init__(self, hands: int) -> None:
+        self.toggle = False
+        super().__init__(hands)
+
+    def append(self, commands: list[table.Command]) -> list[LogEvent]:
+        if self.state is not None and self.state.hand is not None and isinstance(commands[0], Act):
+            self.toggle = not self.toggle
+            super().append([SetShowPreferences(seat=1, auto_muck=self.toggle, show_uncontested=False)])
+        return super().append(commands)
+
+    def play(self, n: int) -> None:
+        if n == 1:
+            self.append([SetShowPreferences(seat=0, auto_muck=True, show_uncontested=True)])
+        super().play(n)
+        assert self.state is not None
+        won = self.state.won_uncontested
+        if won is not None and not self.state.won_shown:
+            self.append([ShowUncontestedHand(seat=won[1], hand_id=won[0])])
+
+
+def test_choices_during_hands_and_shows_after_them_verify_and_export() -> None:
+    built = WithChoices(hands=12)
+    r = built.replay()
+    assert r.failure is None, r.failure
+    assert {h.status for h in r.hands} == {HandStatus.VERIFIED}
+    shows = 0
+    for h in r.hands:
+        shown = [e for _, e in h.events if isinstance(e, UncontestedHandShown)]
+        hh = export_hand(h)
+        assert not isinstance(hh, Skip), hh
+        sm = [
+            a
+            for a in hh.actions
+            if isinstance(a, ShowMuck) and a.cards and a.cards in [e.cards for e in shown]
+        ]
+        assert len(sm) == len(shown)
+        state, _ = replay_events(hh, h.hand_id, repair=False, rake=RULES.rake)
+        assert tuple(state.stack) == hh.finishing_stacks
+        shows += len(shown)
+    assert shows > 0
+    assert any(isinstance(e, ShowdownStarted) for h in r.hands for _, e in h.events), (
+        "no showdown: the mid-hand auto-muck choices were never re-decided"
+    )

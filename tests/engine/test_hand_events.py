@@ -60,6 +60,7 @@ CASES: list[tuple[Callable[..., Any], type, tuple[Any, ...]]] = [
             (S.Post(seat=1, kind=PostKind.SMALL_BLIND, amount=5),),
             STANDARD_DECK,
             "c0ffee",
+            (2,),
         ),
     ),
 ]

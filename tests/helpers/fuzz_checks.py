@@ -236,6 +236,10 @@ class Checks:
                 hand_id = msg.current_hand.hand_id
                 self.world.learn(msg.table_id, hand_id)
                 street = msg.current_hand.street if hand_id else tpb.STREET_UNSPECIFIED
+                if not hand_id and msg.last_hand_id:
+                    # Between hands a seat holds only the cards its winner by folds showed
+                    # (ShowHand): the last hand's, checked against its log like a showdown's.
+                    hand_id, street = msg.last_hand_id, tpb.STREET_ENDED
                 self._check_seats(shot, owners, (msg.table_id, hand_id, street), msg.seats)
             elif name == "poker.table.v1.Hand":
                 table_id = msg.name.split("/")[1] if msg.name.count("/") == 3 else ""

@@ -69,7 +69,7 @@ from openpoker.engine.hand_events import (
 )
 from openpoker.engine.hand_setup import HandSetup
 from openpoker.engine.rules import Profile
-from openpoker.engine.table_events import HandScheduled, HandVoided
+from openpoker.engine.table_events import HandScheduled, HandVoided, ShowPreferencesSet, UncontestedHandShown
 from openpoker.eventstore.chain import GENESIS, compute_hash
 from openpoker.eventstore.envelope import msg_id
 from openpoker.eventstore.signing import TABLE_WRITER, Keyring, check_signature
@@ -142,7 +142,8 @@ class HandReplay:
     number: int  # 1 for the table's first hand (voided ones count)
     first_version: int
     last_version: int = 0
-    events: list[tuple[int, LogEvent]] = field(default_factory=list)  # HandScheduled .. end
+    # HandScheduled .. end, and a show of the hand won uncontested after it
+    events: list[tuple[int, LogEvent]] = field(default_factory=list)
     status: HandStatus = HandStatus.NOT_CHECKED
     pending: list[str] = field(default_factory=list)
     reveal: RevealRecord | None = None
@@ -344,6 +345,12 @@ def _walk(
                         raise fail(Check.REFOLD, v, f"no hand can be scheduled here: {exc}", current) from exc
             if current is not None and current.last_version == 0:
                 current.events.append((v, event))
+            elif (
+                current is not None
+                and isinstance(event, UncontestedHandShown)
+                and event.hand_id == current.hand_id
+            ):
+                current.events.append((v, event))  # its winner by folds showed after its end
             try:
                 model.apply(
                     [event],
@@ -564,7 +571,15 @@ def _redecide(
         raise fail(Check.REFOLD, recorded[0][0], f"the hand cannot start as scheduled: {exc}", h) from exc
     i = _compare(h, recorded, 0, opening, fail)
     profile = setup.rules.profile
+    choices = _auto_muck_changes(h)
+    muck_on = set(setup.auto_muck if setup.auto_muck is not None else ())
+    if setup.auto_muck is None and setup.rules.auto_muck:
+        muck_on = {s.seat for s in setup.seats}
     while i < len(recorded):
+        if i in choices:  # a player's auto-muck chosen during the hand counts from here
+            for seat, on in choices[i]:
+                (muck_on.add if on else muck_on.discard)(seat)
+            engine_hand.set_auto_muck(state, tuple(sorted(muck_on)))
         version, e = recorded[i]
         command = _command(e, profile)
         if command is None:
@@ -584,6 +599,19 @@ def _redecide(
         i = _compare(h, recorded, i, produced, fail)
     if h.ended is not None and not engine_hand.is_over(state):
         raise fail(Check.REFOLD, h.last_version, "HandEnded recorded while the rules say the hand goes on", h)
+
+
+def _auto_muck_changes(h: HandReplay) -> dict[int, list[tuple[int, bool]]]:
+    """The players' auto-muck choices made during the hand, by the index of the hand event
+    recorded after them (``ShowPreferencesSet`` is a table event between hand events)."""
+    out: dict[int, list[tuple[int, bool]]] = {}
+    count = 0
+    for _, e in h.events:
+        if isinstance(e, engine_table.HAND_EVENT_TYPES):
+            count += 1
+        elif isinstance(e, ShowPreferencesSet):
+            out.setdefault(count, []).append((e.seat, e.auto_muck))
+    return out
 
 
 def _compare(

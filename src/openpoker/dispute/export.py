@@ -1,7 +1,8 @@
 """Table hands as PHH hand histories (pure): ``export_hand(h) -> HandHistory | Skip``.
 
 A hand is written with ``engine.phh_replay.history_from_events`` (players in PHH order, every
-hole card, the showdown as ``sm`` lines) plus what PHH can say about the table: ``players``,
+hole card, the showdown as ``sm`` lines, and a show of a hand won uncontested as an ``sm`` after
+the folds, as pokerkit replays it) plus what PHH can say about the table: ``players``,
 ``seats`` (1-based, PHH order), ``seat_count``, ``table``, ``hand`` (the hand's number at its
 table), ``finishing_stacks`` and ``winnings`` (after rake). PHH has no rake field, so the rake
 and the evidence pointers go in user-defined fields (``_``-prefixed, which parsers ignore):
@@ -35,9 +36,10 @@ from openpoker.dispute.check import HandReplay
 from openpoker.engine import hand as engine_hand
 from openpoker.engine.errors import EngineError
 from openpoker.engine.hand_events import AllInProtected, HandEnded, HandEvent
-from openpoker.engine.phh import HandHistory, TomlValue
+from openpoker.engine.phh import HandHistory, ShowMuck, TomlValue
 from openpoker.engine.phh_replay import history_from_events, replay_events
 from openpoker.engine.rules import Game, SixPlusRanking
+from openpoker.engine.table_events import UncontestedHandShown
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,6 +87,14 @@ def export_hand(h: HandReplay) -> HandHistory | Skip:
         return skip(f"the phh (pokerkit) rules take rake {phh_ended.rake}, the table took {ended.rake}")
     # The replay's own history: its sm lines (and a runout after all-in shows) in pokerkit's order.
     hh = history_from_events(phh_events)
+    # A winner by folds who showed: an ``sm`` after the folds, which pokerkit replays as a show
+    # by the last player in the hand.
+    shows = tuple(
+        ShowMuck(player=order.index(e.seat), cards=e.cards)
+        for _, e in h.events
+        if isinstance(e, UncontestedHandShown)
+    )
+    hh = replace(hh, actions=(*hh.actions, *shows))
     won = {p.seat: 0 for p in ended.payouts}
     for p in ended.payouts:
         won[p.seat] += p.amount

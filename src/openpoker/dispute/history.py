@@ -33,6 +33,7 @@ from openpoker.engine.table_events import (
     LeaveRequested,
     PlayerLeft,
     PlayerSatOut,
+    UncontestedHandShown,
 )
 
 _GAMES = {"holdem": "Hold'em", "omaha": "Omaha", "six_plus": "Six Plus Hold'em"}
@@ -123,6 +124,8 @@ def hand_lines(h: HandReplay) -> list[str]:
                 )
             case CardsMucked(seat=seat):
                 acts.append(f"{who(seat)} mucks")
+            case UncontestedHandShown(seat=seat, cards=cards):
+                lines.append(f"  {who(seat)} shows {_cards(cards)} (won uncontested)")
             case PotAwarded(index=index, amount=amount, rake=rake, winners=winners):
                 flush()
                 pot_name = "Main pot" if index == 0 else f"Side pot {index}"
@@ -219,6 +222,8 @@ def hand_dict(h: HandReplay) -> dict[str, object]:
                 entry = {"seat": seat, "action": "show", "cards": _cards(cards), "description": description}
             case CardsMucked(seat=seat):
                 entry = {"seat": seat, "action": "muck"}
+            case UncontestedHandShown(seat=seat, cards=cards):
+                entry = {"seat": seat, "action": "show", "cards": _cards(cards), "description": ""}
             case PotAwarded(index=index, amount=amount, rake=rake, winners=winners):
                 pots.append(
                     {

@@ -261,3 +261,16 @@ class DuplicateHandId(RuleViolation):
 
     def __init__(self, *, hand_id: str) -> None:
         super().__init__(f"hand {hand_id} was already played here", hand_id=hand_id)
+
+
+class CannotShowHand(RuleViolation):
+    """A show of a hand won uncontested (seed 000: the winner "does not show unless they choose
+    to"), refused: ``why`` says it was not theirs to show, was shown already, or the next hand
+    has started."""
+
+    reason = "CANNOT_SHOW_HAND"
+
+    def __init__(self, *, seat: int, why: str) -> None:
+        super().__init__(f"seat {seat} cannot show: {why}", seat=seat, why=why)
+        self.seat = seat
+        self.why = why

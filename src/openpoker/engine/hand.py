@@ -27,7 +27,8 @@ speak in table seat numbers.
 
 Profiles (``Rules.profile``, HOUSE_RULES.md): ``seeds`` plays the seed documents' rules and
 shows down automatically (last aggressor of the final round first, else first left of the
-button; hands that cannot win are mucked when ``auto_muck``; all-in hands are always shown).
+button; a hand that cannot win is mucked when its player's auto-muck is on (``set_auto_muck``,
+the table's per-player choice; ``Rules.auto_muck`` by default); all-in hands are always shown).
 ``phh`` plays as pokerkit replays hand histories, including its re-opening rule and an explicit
 showdown: each player in showdown order sends ``Show`` or ``Muck``, as PHH ``sm`` actions do.
 
@@ -59,7 +60,14 @@ from openpoker.engine.hand_events import (
     hand_started,
     hole_cards_dealt,
 )
-from openpoker.engine.hand_evolve import begin_preflop, evolve, evolve_in_place, fold, on_forced_bet_posted
+from openpoker.engine.hand_evolve import (
+    begin_preflop,
+    evolve,
+    evolve_in_place,
+    fold,
+    on_forced_bet_posted,
+    set_auto_muck,
+)
 from openpoker.engine.hand_queries import final_stacks, is_over, legal_actions, pots, to_act, view
 from openpoker.engine.hand_setup import HandSetup, PostKind
 from openpoker.engine.hand_state import BETTING, OVER, SHOWDOWN, HandState, initial_state
@@ -99,6 +107,7 @@ __all__ = [
     "legal_actions",
     "pots",
     "replay",
+    "set_auto_muck",
     "start",
     "to_act",
     "view",
@@ -132,6 +141,8 @@ def begin(setup: HandSetup) -> tuple[HandState, list[HandEvent]]:
     started = hand_started(setup.hand_id, rules, setup.button, seats, setup.deck, setup.commitment)
     events: list[HandEvent] = [started]
     state = initial_state(started)
+    if setup.auto_muck is not None:
+        set_auto_muck(state, setup.auto_muck)
     index_of = state.index_of
     ante_cap = _ante_cap(setup, state) if rules.ante_trimming else None
     for post in setup.posts:

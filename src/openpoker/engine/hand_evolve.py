@@ -89,6 +89,14 @@ def evolve_in_place(s: HandState, event: HandEvent) -> None:
         _APPLY[type(event)](s, event)
 
 
+def set_auto_muck(s: HandState, seats: tuple[int, ...]) -> None:
+    """The players whose hand that cannot win is mucked at a seeds showdown: those at
+    ``seats`` (the table's per-player choice, applied by the table's ``evolve``, never decided
+    by the hand). A new list: copies of the state share the old one."""
+    on = set(seats)
+    s.auto_muck = [seat in on for seat in s.seats]
+
+
 def _on_bet_placed(s: HandState, event: BetPlaced) -> None:
     seat = event.seat
     to = event.to

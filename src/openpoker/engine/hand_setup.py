@@ -71,13 +71,22 @@ class HandSetup:
     posts: tuple[Post, ...]  # in posting order: antes, small blind, big blind, others, straddle
     deck: tuple[Card, ...]  # the shuffled deck, top first; dealt in the seed documents' order
     commitment: str = ""  # rng commitment (hex) the deck was drawn under; "" for replayed files
+    # Seats whose hand that cannot win is mucked at a seeds showdown (each player's choice,
+    # seed 000); None: every seat as ``rules.auto_muck`` says. Not recorded in ``HandStarted``:
+    # the showdown's ``CardsShown`` and ``CardsMucked`` record what was decided.
+    auto_muck: tuple[int, ...] | None = None
 
 
 # The field types ``engine.codec`` decodes by, for the fields mypyc erases when it compiles this
 # module (a compiled class's annotations keep ``tuple`` without its items). A test checks them
 # against the annotations above.
 CODEC_HINTS: Final[dict[str, dict[str, object]]] = {
-    "HandSetup": {"seats": tuple[SeatSetup, ...], "posts": tuple[Post, ...], "deck": tuple[Card, ...]},
+    "HandSetup": {
+        "seats": tuple[SeatSetup, ...],
+        "posts": tuple[Post, ...],
+        "deck": tuple[Card, ...],
+        "auto_muck": tuple[int, ...] | None,
+    },
 }
 
 
@@ -101,7 +110,9 @@ def _slots_of(cls: type) -> tuple[Callable[[object, object], None], ...]:
 
 _SS_SEAT, _SS_PLAYER, _SS_STACK = _slots_of(SeatSetup)
 _PO_SEAT, _PO_KIND, _PO_AMOUNT = _slots_of(Post)
-_HS_HAND_ID, _HS_RULES, _HS_SEATS, _HS_BUTTON, _HS_POSTS, _HS_DECK, _HS_COMMITMENT = _slots_of(HandSetup)
+_HS_HAND_ID, _HS_RULES, _HS_SEATS, _HS_BUTTON, _HS_POSTS, _HS_DECK, _HS_COMMITMENT, _HS_AUTO_MUCK = _slots_of(
+    HandSetup
+)
 
 
 def seat_setup(seat: int, player: str, stack: int) -> SeatSetup:
@@ -140,6 +151,7 @@ def hand_setup(  # noqa: PLR0917 (positional: the point is a cheap call)
     posts: tuple[Post, ...],
     deck: tuple[Card, ...],
     commitment: str,
+    auto_muck: tuple[int, ...] | None,
 ) -> HandSetup:
     if not _NATIVE:
         p: HandSetup = _new(HandSetup)
@@ -150,6 +162,7 @@ def hand_setup(  # noqa: PLR0917 (positional: the point is a cheap call)
         _HS_POSTS(p, posts)
         _HS_DECK(p, deck)
         _HS_COMMITMENT(p, commitment)
+        _HS_AUTO_MUCK(p, auto_muck)
         return p
     v = HandSetup.__new__(HandSetup)
     v.hand_id = hand_id  # type: ignore[misc]
@@ -159,4 +172,5 @@ def hand_setup(  # noqa: PLR0917 (positional: the point is a cheap call)
     v.posts = posts  # type: ignore[misc]
     v.deck = deck  # type: ignore[misc]
     v.commitment = commitment  # type: ignore[misc]
+    v.auto_muck = auto_muck  # type: ignore[misc]
     return v

@@ -22,6 +22,7 @@ OVER = 2
 # time, and ``snapshot`` reads the names.
 _SLOTS: Final = (
     "acted",
+    "auto_muck",
     "bet",
     "blind_kind",
     "board",
@@ -108,6 +109,7 @@ class HandState:
     showdown_done: bool
     shown: list[bool]
     mucked: list[bool]
+    auto_muck: list[bool]  # seeds showdown: a hand that cannot win is mucked (per player)
     result: HandEnded | None
 
     def copy(self) -> HandState:
@@ -149,6 +151,7 @@ class HandState:
         c.showdown_done = self.showdown_done
         c.shown = self.shown[:]
         c.mucked = self.mucked[:]
+        c.auto_muck = self.auto_muck  # replaced, never written in place (``set_auto_muck``)
         c.result = self.result
         return c
 
@@ -220,5 +223,6 @@ def initial_state(e: HandStarted) -> HandState:
     s.showdown_done = False
     s.shown = [False] * n
     s.mucked = [False] * n
+    s.auto_muck = [rules.auto_muck] * n  # the table's players' own choices replace it
     s.result = None
     return s

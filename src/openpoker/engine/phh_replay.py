@@ -251,7 +251,7 @@ def plan(hh: HandHistory, hand_id: str = "phh", *, rake: RakeRules | None = None
     deck = cast("list[Card]", [hole[j][r] for r in range(k) for j in order])
     deck += board
     deck += spare
-    setup = hand_setup(hand_id, rules, seats, button, tuple(posts), tuple(deck), "")
+    setup = hand_setup(hand_id, rules, seats, button, tuple(posts), tuple(deck), "", None)
     return _Plan(setup, seat_of, frozenset(shows))
 
 

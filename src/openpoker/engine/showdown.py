@@ -1,6 +1,7 @@
 """The end of a hand: who shows, who wins each pot, rake, odd chips, ``HandEnded``.
 
-- A hand won by folds: the last player takes every pot unseen (seed 000: need not show).
+- A hand won by folds: the last player takes every pot unseen (seed 000: need not show; the
+  table lets them show afterwards, ``engine.table_decide``).
 - Showdown order (seeds 001, 004; TR 72): the last player to bet or raise on the final round
   shows first; if nobody bet, the first player still in left of the button; then clockwise.
 - seeds: each player in order shows if their hand can still win a pot they are in, if they are
@@ -65,7 +66,7 @@ def finish(s: HandState) -> list[HandEvent]:
     values: dict[int, HandValue] = {}
     for i in order:
         value = evaluate(s.rules, s.hole[i], s.board)
-        must_show = s.stack[i] == 0 or s.protected[i] or not s.rules.auto_muck or not values
+        must_show = s.stack[i] == 0 or s.protected[i] or not s.auto_muck[i] or not values
         if must_show or _can_win(i, value, values, pots):
             values[i] = value
             events.append(cards_shown(s.seats[i], s.hole[i], value.describe()))

@@ -28,6 +28,14 @@ and folded after that, unless an operator resets the allowance (``ResetAllInAllo
 during one's turn grants ``reconnect_extra_ms``; the query ``decision_time_ms`` tells the shell
 how long the current decision may take.
 
+Showdown choices (seed 000; HOUSE_RULES.md): each seated player chooses to auto-muck a hand that
+cannot win (``SetShowPreferences`` -> ``ShowPreferencesSet``; new players start with
+``rules.auto_muck``), applied to the hand engine's state (``hand.set_auto_muck``) from the hand's
+start and at once during it, and to show a hand won uncontested. The winner of a hand everyone
+else folded (``won_uncontested``) may show it until the next ``HandScheduled``, once
+(``ShowUncontestedHand`` -> ``UncontestedHandShown``, a table event after ``HandEnded``); with
+``show_uncontested`` on, the show follows ``HandEnded`` in the same decision.
+
 Voiding (``VoidHand`` from the dealer, for a hand that cannot be finished): ``HandVoided``
 gives each seat still at the table its stack from the start of the hand back and ends the hand
 without a winner, a rake or a count in ``hands_played``; players who asked to leave during it
@@ -50,6 +58,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, assert_never
 
 from openpoker.engine import codec, hand
+from openpoker.engine.cards import Card, parse_card
 from openpoker.engine.errors import (
     DuplicateHandId,
     HandNotLive,
@@ -94,9 +103,13 @@ from openpoker.engine.table_events import (
     PlayerSatOut,
     PlayerSeated,
     ResetAllInAllowance,
+    SetShowPreferences,
+    ShowPreferencesSet,
+    ShowUncontestedHand,
     TableEvent,
     TableLogEvent,
     TableOpened,
+    UncontestedHandShown,
 )
 from openpoker.engine.table_queries import (
     Refund,
@@ -128,12 +141,16 @@ __all__ = [
     "SeatInfo",
     "SeatState",
     "SeatStateUnchanged",
+    "SetShowPreferences",
+    "ShowPreferencesSet",
+    "ShowUncontestedHand",
     "SnapshotLayoutUnknown",
     "TableAlreadyOpen",
     "TableLogEvent",
     "TableNotOpen",
     "TableState",
     "TableView",
+    "UncontestedHandShown",
     "can_start_hand",
     "chips_on_table",
     "decide",
@@ -190,8 +207,9 @@ def to_snapshot(state: TableState) -> dict[str, Any]:
 
     Snapshots are a cache for starting faster (the log stays the evidence): engine values are
     stored with ``engine.codec``, seats as ``[seat, player, stack, status, debt, arrival,
-    leaving, disconnected]`` lists, sets and maps as sorted lists and objects. The table id is
-    not in the document (the caller keeps it beside). Raises ``HandInProgress`` during a hand:
+    leaving, disconnected, auto_muck, show_uncontested]`` lists, sets and maps as sorted lists
+    and objects, the last hand's uncontested winner as ``[hand_id, seat, player, cards]``. The
+    table id is not in the document (the caller keeps it beside). Raises ``HandInProgress`` during a hand:
     a live hand is rebuilt by folding its events, never snapshotted.
     """
     if state.hand is not None:
@@ -199,7 +217,18 @@ def to_snapshot(state: TableState) -> dict[str, Any]:
     return {
         "rules": codec.encode(state.rules),
         "seats": [
-            [seat, o.player, o.stack, o.status.value, o.debt.value, o.arrival, o.leaving, o.disconnected]
+            [
+                seat,
+                o.player,
+                o.stack,
+                o.status.value,
+                o.debt.value,
+                o.arrival,
+                o.leaving,
+                o.disconnected,
+                o.auto_muck,
+                o.show_uncontested,
+            ]
             for seat, o in sorted(state.seats.items())
         ],
         "arrivals": state.arrivals,
@@ -213,7 +242,16 @@ def to_snapshot(state: TableState) -> dict[str, Any]:
         "bought_in": state.bought_in,
         "taken_off": state.taken_off,
         "rake": state.rake,
+        "won_uncontested": _won_document(state.won_uncontested),
+        "won_shown": state.won_shown,
     }
+
+
+def _won_document(won: tuple[str, int, str, tuple[Card, ...]] | None) -> list[object] | None:
+    if won is None:
+        return None
+    hand_id, seat, player, cards = won
+    return [hand_id, seat, player, [str(c) for c in cards]]
 
 
 class SnapshotLayoutUnknown(ValueError):
@@ -234,11 +272,17 @@ def from_snapshot(table_id: str, doc: Mapping[str, Any], *, hand_order: Sequence
     the document, ``SnapshotLayoutUnknown`` (the caller folds the log instead).
     """
     s = TableState(table_id=table_id, rules=codec.decode(doc["rules"]))
-    for seat, player, stack, status, debt, arrival, leaving, disconnected in doc["seats"]:
+    for row in doc["seats"]:
+        seat, player, stack, status, debt, arrival, leaving, disconnected = row[:8]
         occ = SeatState(
             player=player, stack=stack, status=SeatStatus(status), debt=Debt(debt), arrival=arrival
         )
         occ.leaving, occ.disconnected = bool(leaving), bool(disconnected)
+        # A seat of a document written before the players' showdown choices has the defaults.
+        if len(row) > 8:
+            occ.auto_muck, occ.show_uncontested = bool(row[8]), bool(row[9])
+        else:
+            occ.auto_muck, occ.show_uncontested = s.rules.auto_muck, False
         s.seats[seat] = occ
     s.arrivals = doc["arrivals"]
     s.last = None if doc["last"] is None else codec.decode(doc["last"])
@@ -254,6 +298,11 @@ def from_snapshot(table_id: str, doc: Mapping[str, Any], *, hand_order: Sequence
     s.protections = {k: list(v) for k, v in doc["protections"].items()}
     s.left_debts = {k: Debt(v) for k, v in doc["left_debts"].items()}
     s.bought_in, s.taken_off, s.rake = doc["bought_in"], doc["taken_off"], doc["rake"]
+    won = doc.get("won_uncontested")
+    if won is not None:
+        hand_id, seat, player, cards = won
+        s.won_uncontested = (hand_id, seat, player, tuple(parse_card(c) for c in cards))
+    s.won_shown = bool(doc.get("won_shown", False))
     return s
 
 
@@ -299,7 +348,12 @@ def _evolve_table(s: TableState, event: TableEvent) -> None:
         case PlayerSeated(seat=seat, player=player, buy_in=buy_in, wait_for_big_blind=wait, debt=debt):
             status = SeatStatus.WAITING_FOR_BIG_BLIND if wait else SeatStatus.SITTING_IN
             s.seats[seat] = SeatState(
-                player=player, stack=buy_in, status=status, debt=debt, arrival=s.arrivals
+                player=player,
+                stack=buy_in,
+                status=status,
+                debt=debt,
+                arrival=s.arrivals,
+                auto_muck=s.rules.auto_muck,
             )
             s.arrivals += 1
             s.left_debts.pop(player, None)
@@ -331,6 +385,7 @@ def _evolve_table(s: TableState, event: TableEvent) -> None:
             s.plan = plan
             _remember_hand_id(s, hand_id)
             s.hand_events = []
+            s.won_uncontested, s.won_shown = None, False  # no show of the last hand from now
         case PlayerDisconnected(seat=seat):
             s.seats[seat].disconnected = True
         case PlayerReconnected(seat=seat, extra_ms=extra):
@@ -346,6 +401,13 @@ def _evolve_table(s: TableState, event: TableEvent) -> None:
             _void(s, returned)
         case AllInAllowanceReset(player=player):
             s.protections.pop(player, None)
+        case ShowPreferencesSet(seat=seat, auto_muck=auto_muck, show_uncontested=show):
+            occ = s.seats[seat]
+            occ.auto_muck, occ.show_uncontested = auto_muck, show
+            if s.hand is not None and seat in s.hand.index_of:
+                hand.set_auto_muck(s.hand, _auto_muck_seats(s))  # from this hand's showdown on
+        case UncontestedHandShown():
+            s.won_shown = True
         case TableOpened():
             pass  # only first (see ``fold``)
         case _:
@@ -361,6 +423,15 @@ def _remember_hand_id(s: TableState, hand_id: str) -> None:
         s.hand_ids.discard(s.hand_order.popleft())
 
 
+def _won_uncontested(hs: hand.HandState) -> tuple[str, int, str, tuple[Card, ...]] | None:
+    """The winner of a hand everyone else folded: (hand id, seat, player, hole cards)."""
+    left = [i for i in hs.order_range if not hs.folded[i]]
+    if len(left) != 1:
+        return None
+    (i,) = left
+    return hs.hand_id, hs.seats[i], hs.players[i], hs.hole[i]
+
+
 def _void(s: TableState, returned: Sequence[SeatAmount]) -> None:
     assert s.hand is not None, "HandVoided outside a hand"
     s.taken_off += sum(r.chips for r in void_refunds(s))  # paid back to them by the shell
@@ -372,15 +443,21 @@ def _void(s: TableState, returned: Sequence[SeatAmount]) -> None:
     s.turn_extra = None
 
 
+def _auto_muck_seats(s: TableState) -> tuple[int, ...]:
+    return tuple(seat for seat, o in s.seats.items() if o.auto_muck)
+
+
 def _evolve_hand(s: TableState, event: HandEvent) -> None:
     if isinstance(event, HandStarted):
         s.hand = hand.fold([event])
+        hand.set_auto_muck(s.hand, _auto_muck_seats(s))
         s.hand_events = [event]
         return
     assert s.hand is not None, "hand event outside a hand"
     hand.evolve(s.hand, event)
     s.hand_events.append(event)
     if isinstance(event, HandEnded):
+        s.won_uncontested = _won_uncontested(s.hand)
         for entry in event.stacks:
             occ = s.seats.get(entry.seat)
             if occ is not None:

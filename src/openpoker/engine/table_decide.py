@@ -3,7 +3,8 @@
 Hand commands go to the hand engine (``engine.hand.decide``); the follow-on facts of a command
 are part of its events (``_with_follow_on``): a player who asked to leave during the hand is
 folded when their turn comes and leaves as soon as they are out of it; when the hand ends,
-players left with no chips are sat out. ``decide`` finds them on a private copy of the hand
+players left with no chips are sat out, and the winner of a hand everyone else folded shows it
+if that is their choice (``show_uncontested``). ``decide`` finds them on a private copy of the hand
 state, never the state it was given.
 """
 
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 
 from openpoker.engine import hand
 from openpoker.engine.errors import (
+    CannotShowHand,
     DuplicateHandId,
     FoldNotAllowed,
     HandNotLive,
@@ -26,6 +28,7 @@ from openpoker.engine.hand_events import (
     Act,
     ActionKind,
     HandCommand,
+    HandEnded,
     HandEvent,
     Muck,
     ProtectAllIn,
@@ -63,6 +66,9 @@ from openpoker.engine.table_events import (
     PlayerSeated,
     Reconnect,
     ResetAllInAllowance,
+    SetShowPreferences,
+    ShowPreferencesSet,
+    ShowUncontestedHand,
     SitDown,
     SitIn,
     SitOut,
@@ -74,6 +80,7 @@ from openpoker.engine.table_events import (
     TimeOut,
     TimeOutOutcome,
     TopUp,
+    UncontestedHandShown,
     VoidHand,
 )
 from openpoker.engine.table_queries import next_setup, protections_used
@@ -141,6 +148,16 @@ def decide(state: TableState | None, command: Command) -> list[TableLogEvent]:
             return _void_hand(state, command)
         case ResetAllInAllowance(player=player, at_ms=at_ms):
             return _reset_allowance(state, player, at_ms)
+        case SetShowPreferences(seat=seat, auto_muck=auto_muck, show_uncontested=show):
+            occ = _occupant(state, seat)
+            if (occ.auto_muck, occ.show_uncontested) == (auto_muck, show):
+                return []  # already so: nothing to record
+            chosen = ShowPreferencesSet(
+                seat=seat, player=occ.player, auto_muck=auto_muck, show_uncontested=show
+            )
+            return [chosen]
+        case ShowUncontestedHand(seat=seat, hand_id=hand_id):
+            return _show_uncontested(state, seat, hand_id)
         case _:
             raise AssertionError(f"unknown command {command!r}")  # pragma: no cover
 
@@ -258,6 +275,38 @@ def _reset_allowance(state: TableState, player: str, at_ms: int) -> list[TableLo
     return [AllInAllowanceReset(player=player, at_ms=at_ms, cleared=used)]
 
 
+def _show_uncontested(state: TableState, seat: int, hand_id: str) -> list[TableLogEvent]:
+    """seed 000: the winner of a hand everyone else folded "does not show unless they choose
+    to"; they may until the next hand starts, once."""
+    occ = _occupant(state, seat)
+    won = state.won_uncontested
+    if state.hand is not None:
+        raise CannotShowHand(seat=seat, why="the next hand has started")
+    if won is None:
+        raise CannotShowHand(seat=seat, why="the last hand was not won uncontested")
+    won_hand, won_seat, player, cards = won
+    if hand_id and hand_id != won_hand:
+        raise CannotShowHand(seat=seat, why=f"hand {hand_id} is not the last hand ({won_hand})")
+    if won_seat != seat or player != occ.player:
+        raise CannotShowHand(seat=seat, why="only the winner shows a hand won uncontested")
+    if state.won_shown:
+        raise CannotShowHand(seat=seat, why="the hand was shown already")
+    return [UncontestedHandShown(hand_id=won_hand, seat=seat, player=player, cards=cards)]
+
+
+def _auto_show(state: TableState, hs: hand.HandState) -> list[TableLogEvent]:
+    """The show of a winner by folds whose choice is to show such hands (seed 000), at once."""
+    left = [i for i in hs.order_range if not hs.folded[i]]
+    if len(left) != 1:
+        return []
+    (i,) = left
+    seat = hs.seats[i]
+    occ = state.seats.get(seat)
+    if occ is None or occ.player != hs.players[i] or not occ.show_uncontested:
+        return []
+    return [UncontestedHandShown(hand_id=hs.hand_id, seat=seat, player=occ.player, cards=hs.hole[i])]
+
+
 def _force(hs: hand.HandState, command: HandCommand) -> list[HandEvent]:
     """A fold the table makes for a player: a check where the rules refuse a free fold."""
     try:
@@ -299,6 +348,10 @@ def _with_follow_on(
         for e in forced:
             hand.evolve(hs, e)
     if hand.is_over(hs):
+        shown = _auto_show(state, hs)
+        if shown:  # right after the hand's end, before anyone leaves or sits out
+            end = next(k for k, e in enumerate(out) if isinstance(e, HandEnded))
+            out[end + 1 : end + 1] = shown
         for seat in sorted(state.seats):
             k = hs.index_of.get(seat)
             if k is not None and seat not in going and hs.stack[k] == 0 and not _left(out, seat):

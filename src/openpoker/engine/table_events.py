@@ -118,6 +118,28 @@ class ResetAllInAllowance:
     at_ms: int
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetShowPreferences:
+    """A seated player's showdown choices (seed 000): muck a hand that cannot win at showdown
+    (``auto_muck``), and show a hand won uncontested at once (``show_uncontested``). Allowed any
+    time they are seated; taken into account from the next showdown decision, the current
+    hand's included."""
+
+    seat: int
+    auto_muck: bool
+    show_uncontested: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShowUncontestedHand:
+    """The winner of the last hand, won because everyone else folded, shows their hole cards
+    (seed 000: "does not show unless they choose to"), until the next hand starts. ``hand_id``,
+    when given, must be that hand."""
+
+    seat: int
+    hand_id: str = ""
+
+
 TableCommand = (
     OpenTable
     | SitDown
@@ -131,6 +153,8 @@ TableCommand = (
     | TimeOut
     | VoidHand
     | ResetAllInAllowance
+    | SetShowPreferences
+    | ShowUncontestedHand
 )
 
 
@@ -251,6 +275,28 @@ class AllInAllowanceReset:
     cleared: int
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShowPreferencesSet:
+    """``player`` at ``seat`` chose their showdown preferences (see ``SetShowPreferences``)."""
+
+    seat: int
+    player: str
+    auto_muck: bool
+    show_uncontested: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UncontestedHandShown:
+    """The winner of hand ``hand_id``, won because everyone else folded, showed ``cards``:
+    after its ``HandEnded`` and before the next hand's ``HandScheduled``, on their command or at
+    once by their ``show_uncontested`` choice."""
+
+    hand_id: str
+    seat: int
+    player: str
+    cards: tuple[Card, ...]
+
+
 TableEvent = (
     TableOpened
     | PlayerSeated
@@ -265,6 +311,8 @@ TableEvent = (
     | DecisionTimedOut
     | HandVoided
     | AllInAllowanceReset
+    | ShowPreferencesSet
+    | UncontestedHandShown
 )
 
 # A table's log holds its own events and the hand engine's; a table decides both kinds of command.

@@ -40,6 +40,7 @@ def next_setup(
         posts=plan.posts,
         deck=deck,
         commitment=commitment,
+        auto_muck=tuple(s for s in plan.dealt if state.seats[s].auto_muck),
     )
     return plan, setup
 
@@ -53,6 +54,12 @@ class SeatInfo:
     debt: Debt
     disconnected: bool
     leaving: bool
+    # The player's showdown choices (seed 000; the table's defaults for an empty seat).
+    auto_muck: bool = True
+    show_uncontested: bool = False
+    # Hole cards its player showed after winning the last hand uncontested, until the next
+    # hand starts: seen by every viewer.
+    shown: tuple[Card, ...] = ()
 
 
 def seats(state: TableState) -> tuple[SeatInfo, ...]:
@@ -70,6 +77,7 @@ def seats(state: TableState) -> tuple[SeatInfo, ...]:
                     debt=Debt.NONE,
                     disconnected=False,
                     leaving=False,
+                    auto_muck=state.rules.auto_muck,
                 )
             )
             continue
@@ -88,9 +96,19 @@ def seats(state: TableState) -> tuple[SeatInfo, ...]:
                 debt=occ.debt,
                 disconnected=occ.disconnected,
                 leaving=occ.leaving,
+                auto_muck=occ.auto_muck,
+                show_uncontested=occ.show_uncontested,
+                shown=_shown(state, seat, occ.player),
             )
         )
     return tuple(out)
+
+
+def _shown(state: TableState, seat: int, player: str) -> tuple[Card, ...]:
+    won = state.won_uncontested
+    if won is None or not state.won_shown or won[1] != seat or won[2] != player:
+        return ()
+    return won[3]
 
 
 def owed_posts(state: TableState) -> dict[int, tuple[PostKind, ...]]:
@@ -190,7 +208,7 @@ class TableView:
 # module (optional and tuple fields keep no item types); a test checks them against the
 # annotations above (see ``engine.hand_events``).
 CODEC_HINTS: Final[dict[str, dict[str, object]]] = {
-    "SeatInfo": {"player": str | None},
+    "SeatInfo": {"player": str | None, "shown": tuple[Card, ...]},
     "TableView": {"seats": tuple[SeatInfo, ...], "positions": Positions | None, "hand": hand.HandView | None},
 }
 

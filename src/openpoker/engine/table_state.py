@@ -8,13 +8,24 @@ from collections import deque
 from typing import Final
 
 from openpoker.engine.blinds import HandPlan, Positions
+from openpoker.engine.cards import Card
 from openpoker.engine.hand_events import HandEvent
 from openpoker.engine.hand_state import HandState
 from openpoker.engine.rules import Rules
 from openpoker.engine.seating import Debt, SeatStatus
 
 # Module level, not only ``__slots__``: a class compiled by mypyc has no ``__slots__`` at run time.
-_SEAT_SLOTS: Final = ("arrival", "debt", "disconnected", "leaving", "player", "stack", "status")
+_SEAT_SLOTS: Final = (
+    "arrival",
+    "auto_muck",
+    "debt",
+    "disconnected",
+    "leaving",
+    "player",
+    "show_uncontested",
+    "stack",
+    "status",
+)
 
 
 class SeatState:
@@ -22,7 +33,16 @@ class SeatState:
 
     __slots__ = _SEAT_SLOTS
 
-    def __init__(self, *, player: str, stack: int, status: SeatStatus, debt: Debt, arrival: int) -> None:
+    def __init__(
+        self,
+        *,
+        player: str,
+        stack: int,
+        status: SeatStatus,
+        debt: Debt,
+        arrival: int,
+        auto_muck: bool = True,
+    ) -> None:
         self.player = player
         self.stack = stack  # chips behind between hands (during a hand: at its start)
         self.status = status
@@ -30,6 +50,10 @@ class SeatState:
         self.arrival = arrival
         self.leaving = False
         self.disconnected = False
+        # The player's showdown choices (seed 000); a new player starts with the table's
+        # ``Rules.auto_muck`` and does not show a hand won uncontested.
+        self.auto_muck = auto_muck
+        self.show_uncontested = False
 
     def snapshot(self) -> tuple[object, ...]:
         return tuple(getattr(self, k) for k in _SEAT_SLOTS)
@@ -57,6 +81,11 @@ class TableState:
         self.bought_in = 0
         self.taken_off = 0
         self.rake = 0
+        # The last hand, if won because everyone else folded and until the next hand starts:
+        # (hand id, seat, player, hole cards) of its winner, who may still show them; and
+        # whether they did.
+        self.won_uncontested: tuple[str, int, str, tuple[Card, ...]] | None = None
+        self.won_shown = False
 
     def snapshot(self) -> tuple[object, ...]:
         """Every field as plain values: two states with equal snapshots are the same table."""
@@ -77,4 +106,6 @@ class TableState:
             self.bought_in,
             self.taken_off,
             self.rake,
+            self.won_uncontested,
+            self.won_shown,
         )

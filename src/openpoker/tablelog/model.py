@@ -46,6 +46,7 @@ from openpoker.engine.table_events import (
     PlayerLeft,
     PlayerSeated,
     TableOpened,
+    UncontestedHandShown,
 )
 from openpoker.tablelog.events import OwnerChanged
 
@@ -192,6 +193,8 @@ class TableModel:
                         while len(self.hand_order) > max(1, HANDS_KEPT):
                             del self.hands[self.hand_order.popleft()]
                         self.hand_log = [event]
+                    elif isinstance(event, UncontestedHandShown):
+                        self._shown_after(event)
                     elif self.current_hand is not None:
                         self.hand_log.append(event)
                         if isinstance(event, HandEnded):
@@ -242,6 +245,15 @@ class TableModel:
         while len(self.recent) > RECENT_HANDS:
             self.recent.popitem(last=False)
 
+    def _shown_after(self, event: UncontestedHandShown) -> None:
+        """A show of the last hand, won uncontested, after its end: part of that hand's log
+        (views, GetHand, GetHandHistory of the hands kept in memory)."""
+        if not self.hand_order or self.hand_order[-1] != event.hand_id:
+            return
+        self.hand_log.append(event)
+        if event.hand_id in self.recent:
+            self.recent[event.hand_id] = tuple(self.hand_log)
+
     def _dealt_in_last_hand(self, seat: int) -> int:
         """The number of the hand in flight (or last played) if ``seat`` was dealt into it, else
         0. Hands before it are settled or voided in the wallet: the dealer starts a hand only
@@ -286,6 +298,7 @@ _ACTION_EVENTS = (
     AllInProtected,
     CardsShown,
     CardsMucked,
+    UncontestedHandShown,
 )
 
 
@@ -353,6 +366,10 @@ class ActionFolder:
                 entry = ActionEntry(
                     seat=seat, kind="muck", amount=0, street=None, automatic=automatic, all_in=False
                 )
+            case UncontestedHandShown(seat=seat):  # after the hand, by the winner by folds
+                entry = ActionEntry(
+                    seat=seat, kind="show", amount=0, street=None, automatic=False, all_in=False
+                )
             case _:  # pragma: no cover - every type of _ACTION_EVENTS has its case above
                 raise AssertionError(type(event).__name__)
         self.entries.append(entry)
@@ -374,6 +391,7 @@ class HandLogScan:
         "commitment",
         "log",
         "rake",
+        "revealed",
         "seen",
         "showdown",
         "shown",
@@ -387,6 +405,7 @@ class HandLogScan:
         self.showdown = False
         self.commitment: str | None = None  # of the first hand event that has one
         self.shown: dict[int, str] = {}  # seat -> hand description
+        self.revealed: set[int] = set()  # seats whose winner by folds showed after the hand
         self.awarded: list[PotAwarded] = []
         self.rake: int | None = None
         self.actions = ActionFolder()
@@ -404,6 +423,8 @@ class HandLogScan:
         feed = self.actions.feed
         for e in log[self.seen :]:
             feed(e)  # time-out marks are table events
+            if isinstance(e, UncontestedHandShown):
+                self.revealed.add(e.seat)
             if not isinstance(e, hand_types):
                 continue
             self.any_events = True

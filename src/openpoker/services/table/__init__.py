@@ -10,7 +10,8 @@ wallet port), ``retrying`` (background cash-outs and refunds: back-off, when to 
 ``reconcile`` (escrow no log accounts for goes back to cash) and ``reconcile_side`` (what it
 asks of this instance's tables), ``watchers`` (watches fed from the owner's model), ``decks`` (a
 StartHand's sealed deck opened and checked), ``allowance`` (the operator's ResetAllInAllowance),
-``mapping`` (pure protobuf <-> domain), ``errors``.
+``show`` (a player's SetShowPreferences and ShowHand), ``mapping`` (pure protobuf <-> domain),
+``errors``.
 The table log itself (its events, the fold, the store and snapshot codec) is the library
 ``openpoker.tablelog``, which the dispute tools read too.
 
@@ -40,5 +41,9 @@ The names a dealer needs:
 * ``DecisionTimedOut``, ``PlayerDisconnected``, ``PlayerReconnected{extra_ms}``: clock facts.
 * ``AllInAllowanceReset{player, at_ms, cleared}``: an operator reset the player's allowance of
   all-ins due to disconnection (``ResetAllInAllowance``); nothing to do but follow the version.
+* ``ShowPreferencesSet{seat, player, auto_muck, show_uncontested}``: a player's showdown
+  choices; ``UncontestedHandShown{hand_id, seat, player, cards}``: the winner of a hand everyone
+  else folded showed it, after its ``HandEnded`` (before the next ``HandScheduled``). Nothing
+  to do but follow the version.
 * ``OwnerChanged{epoch, owner}``: another table-service instance now writes this table.
 """

@@ -29,10 +29,11 @@ from openpoker.engine import hand as hand_engine
 from openpoker.engine import phh
 from openpoker.engine.hand_events import CardsShown, HandStarted
 from openpoker.engine.phh_replay import UnsupportedPhh, history_from_events
+from openpoker.engine.table_events import UncontestedHandShown
 from openpoker.eventstore import codec as envelope_codec
 from openpoker.eventstore.envelope import Envelope
 from openpoker.presence import PresenceTracker
-from openpoker.services.table import allowance, mapping
+from openpoker.services.table import allowance, mapping, show
 from openpoker.services.table.app import TableApp
 from openpoker.services.table.decks import deck_of
 from openpoker.services.table.errors import (
@@ -101,13 +102,17 @@ def history_text(log: list[LogEvent], viewer: str | None, *, reveal_all: bool) -
         hh = history_from_events(events)
     except UnsupportedPhh:
         return ""  # dead blinds, or a game PHH cannot express: the Hand message has it all
+    first = events[0]
+    assert isinstance(first, HandStarted)
+    # PHH player j is the hand engine's player j (clockwise from the button's left).
+    seats = hand_engine.fold([first]).seats
+    after = [e for e in log if isinstance(e, UncontestedHandShown)]  # sm after the folds (pokerkit)
+    if after:
+        shows = tuple(phh.ShowMuck(player=seats.index(e.seat), cards=e.cards) for e in after)
+        hh = dataclasses.replace(hh, actions=(*hh.actions, *shows))
     if not reveal_all:
-        first = events[0]
-        assert isinstance(first, HandStarted)
-        shown = {e.seat for e in events if isinstance(e, CardsShown)}
+        shown = {e.seat for e in (*events, *after) if isinstance(e, CardsShown | UncontestedHandShown)}
         visible = {p for p, name in enumerate(hh.players or ()) if name == viewer}
-        # PHH player j is the hand engine's player j (clockwise from the button's left).
-        seats = hand_engine.fold([first]).seats
         visible |= {j for j, seat in enumerate(seats) if seat in shown}
         redacted = tuple(
             dataclasses.replace(a, cards=tuple(None for _ in a.cards))
@@ -124,6 +129,26 @@ def _log_of(done: Committed, hand_id: str) -> tuple[LogEvent, ...]:
     if model.hand_order and model.hand_order[-1] == hand_id:
         return tuple(model.hand_log)
     return model.recent.get(hand_id, ())
+
+
+def _hand(model: TableModel, *, into: pb.Hand | None = None) -> pb.Hand:
+    """The live (else the last) hand as a spectator sees it, written into ``into`` (a
+    reply's empty field) when given."""
+    out = pb.Hand() if into is None else into
+    live = model.current_hand
+    record = live or (model.hands[model.hand_order[-1]] if model.hand_order else None)
+    if record is None or model.state is None:
+        out.SetInParent()
+        return out
+    return mapping.hand_of(
+        model.table_id,
+        record,
+        model.hand_log,
+        None,
+        rules_holes=model.state.rules.hole_cards,
+        live=model.state.hand if live is not None else None,  # the cached state: no re-fold
+        into=out,
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -240,6 +265,14 @@ class TableServicer(pb_grpc.TableServiceServicer):
         return pb.LeaveTableResponse(
             table=mapping.table_view(done.model, player), cashed_out=chips, pending=pending
         )
+
+    async def SetShowPreferences(
+        self, request: pb.SetShowPreferencesRequest, context: Context
+    ) -> pb.SetShowPreferencesResponse:
+        return await show.set_preferences(self._app, request, _player(context, request.player_id))
+
+    async def ShowHand(self, request: pb.ShowHandRequest, context: Context) -> pb.ShowHandResponse:
+        return await show.show_hand(self._app, request, _player(context, request.player_id))
 
     async def Act(self, request: pb.ActRequest, context: Context) -> pb.ActResponse:
         out = pb.ActResponse()
@@ -435,25 +468,6 @@ class TableServicer(pb_grpc.TableServiceServicer):
 
     # -- the dealer -------------------------------------------------------------------------
 
-    def _hand(self, model: TableModel, *, into: pb.Hand | None = None) -> pb.Hand:
-        """The live (else the last) hand as a spectator sees it, written into ``into`` (a
-        reply's empty field) when given."""
-        out = pb.Hand() if into is None else into
-        live = model.current_hand
-        record = live or (model.hands[model.hand_order[-1]] if model.hand_order else None)
-        if record is None or model.state is None:
-            out.SetInParent()
-            return out
-        return mapping.hand_of(
-            model.table_id,
-            record,
-            model.hand_log,
-            None,
-            rules_holes=model.state.rules.hole_cards,
-            live=model.state.hand if live is not None else None,  # the cached state: no re-fold
-            into=out,
-        )
-
     async def StartHand(self, request: pb.StartHandRequest, context: Context) -> pb.StartHandResponse:
         out = pb.StartHandResponse()
         await self._start_hand(request, context, out)
@@ -477,7 +491,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
             commitment=request.deck_commitment,
             expected_version=_expected(request),
         )
-        self._hand(done.model, into=out.hand)  # in place: no copy
+        _hand(done.model, into=out.hand)  # in place: no copy
         out.version = done.outcome.version
         record = done.model.hands.get(hand_id)
         if record is not None:
@@ -502,7 +516,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
             expected_version=request.expected_version,
             at_ms=mapping.at_ms(request.observed_at, self._app.now()),
         )
-        out = pb.TimeOutSeatResponse(hand=self._hand(done.model), version=done.outcome.version)
+        out = pb.TimeOutSeatResponse(hand=_hand(done.model), version=done.outcome.version)
         applied = [e for e in actions(list(done.events)) if e.seat == request.seat - 1]
         if applied:
             out.applied.CopyFrom(mapping.action_record(applied[0]))

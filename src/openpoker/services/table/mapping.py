@@ -354,8 +354,12 @@ def _seats(
     infos: Sequence[table.SeatInfo],
     hand_view: hand_engine.HandView | None,
     button: int,
+    *,
+    viewer: str | None = None,
 ) -> None:
-    """The table's seats, each built in place in ``into`` (``add``: no copy per seat)."""
+    """The table's seats, each built in place in ``into`` (``add``: no copy per seat): the
+    viewer's own showdown choices on their seat, and between hands the cards a winner by folds
+    showed, to everyone."""
     state = model.state
     assert state is not None
     players = {p.seat: p for p in hand_view.players} if hand_view is not None else {}
@@ -371,6 +375,11 @@ def _seats(
             owes_big_blind=info.debt is not Debt.NONE,
             owes_small_blind=info.debt is Debt.BIG_BLIND,
         )
+        if viewer is not None and info.player == viewer:
+            seat.show_preferences.auto_muck = info.auto_muck
+            seat.show_preferences.show_uncontested = info.show_uncontested
+        if info.shown and hs is None:
+            seat.hole_cards.extend(_cards(info.shown))
         p = players.get(info.seat)
         if p is not None and hs is not None:
             i = hs.index_of[info.seat]
@@ -406,9 +415,10 @@ def table_view(model: TableModel, viewer: str | None, *, into: pb.Table | None =
     out.config.CopyFrom(config_cached(state.rules))
     out.status = status
     out.version = model.version
-    _seats(out.seats, model, view.seats, view.hand, button)
+    _seats(out.seats, model, view.seats, view.hand, button, viewer=viewer or None)
     out.button_seat = button + 1 if button >= 0 else 0
     out.hands_played = state.hands_played
+    out.last_hand_id = model.hand_order[-1] if model.hand_order else ""
     if model.created_at is not None:
         set_stamp(out.created_at, model.created_at)
     live = model.current_hand
@@ -563,7 +573,7 @@ def hand_of(
     add_seat = out.seats.add
     for i, s in enumerate(hs.seats):
         p = view.players[i]
-        cards = _cards(hs.hole[i]) if reveal_all else _hole(p, rules_holes)
+        cards = _cards(hs.hole[i]) if reveal_all or s in scan.revealed else _hole(p, rules_holes)
         if reveal_all and p.folded:
             cards = _cards(hs.hole[i])
         add_seat(

@@ -10,7 +10,7 @@ from typing import TypeVar
 
 from openpoker.engine import table
 from openpoker.engine.hand_events import HandEnded, HandEvent, HandStarted
-from openpoker.engine.table_events import HandScheduled
+from openpoker.engine.table_events import HandScheduled, UncontestedHandShown
 from openpoker.eventstore.chain import GENESIS
 from openpoker.eventstore.envelope import StoredEnvelope
 from openpoker.eventstore.loading import LogQuarantined, Tip, Verifier, check_envelope, fold_finding
@@ -194,17 +194,25 @@ def _commitment(log: Sequence[LogEvent]) -> str:
 
 
 def _hand_log_of(*, stored_events: Sequence[Sequence[LogEvent]]) -> list[LogEvent]:
-    """The hand's log from its envelopes: from HandScheduled to HandEnded/HandVoided."""
+    """The hand's log from its envelopes: from HandScheduled to HandEnded/HandVoided, and a show
+    of the hand won uncontested decided with its end (the winner's ``show_uncontested``)."""
     out: list[LogEvent] = []
     started = False
     for events in stored_events:
+        ended = False
         for e in events:
             if isinstance(e, HandScheduled):
                 started = True
+            if ended:
+                if isinstance(e, UncontestedHandShown):
+                    out.append(e)
+                continue
             if started:
                 out.append(e)
             if started and isinstance(e, HandEnded | HandVoided):
-                return out
+                ended = True
+        if ended:
+            return out
     return out
 
 
