@@ -29,7 +29,7 @@ from nats.js.errors import KeyNotFoundError, NotFoundError
 from nats.js.kv import KeyValue
 
 from openpoker.engine import codec
-from openpoker.engine.table_events import HandScheduled
+from openpoker.engine.table_events import HandScheduled, UncontestedHandShown
 from openpoker.engine.version import ENGINE_VERSION
 from openpoker.eventstore import codec as envelope_codec
 from openpoker.eventstore.batchsign import BatchSigner
@@ -265,6 +265,9 @@ class JetStreamTableEvents(JetStreamEventStore):
 # first_sequence, last_version, last_sequence, voided].
 HANDS_BUCKET = "poker-table-hands"
 REINDEX_BATCH = 64  # hand index entries written at once by ``TableStore.reindex``
+# Envelopes read after a finished hand looking for its winner's show (between hands: seats,
+# leaves and top-ups; a show comes before the next hand, usually within a few).
+AFTER_HAND_READS = 64
 
 
 def _token(text: str) -> str:
@@ -467,6 +470,31 @@ class TableStore:
                 break
             sequence = stored.sequence
         return out
+
+    async def after_hand(self, table_id: str, hand: Sequence[StoredEnvelope]) -> list[StoredEnvelope]:
+        """The envelopes after a finished hand's (``hand``, first to last) up to the winner's show
+        of that hand won uncontested, if one was written (``UncontestedHandShown``, allowed until
+        the next hand starts, so after the hand's last envelope); [] if none. Reads at most
+        ``AFTER_HAND_READS`` envelopes and stops at the next hand."""
+        if not hand:
+            return []
+        scheduled = [from_recorded(e) for e in hand[0].envelope.events if e.type == "HandScheduled"]
+        hand_id = next((e.hand_id for e in scheduled if isinstance(e, HandScheduled)), "")
+        subject = self.subject(table_id)
+        out: list[StoredEnvelope] = []
+        sequence = hand[-1].sequence
+        for _ in range(AFTER_HAND_READS):
+            stored = await self.events.next_after(subject, sequence)
+            if stored is None or any(e.type == "HandScheduled" for e in stored.envelope.events):
+                return []
+            out.append(stored)
+            for recorded in stored.envelope.events:
+                if recorded.type == "UncontestedHandShown":
+                    shown = from_recorded(recorded)
+                    if isinstance(shown, UncontestedHandShown) and shown.hand_id == hand_id:
+                        return out
+            sequence = stored.sequence
+        return []
 
     async def find_hand(
         self, table_id: str, hand_id: str, *, before_sequence: int, complete: bool = False

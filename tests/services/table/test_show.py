@@ -17,6 +17,7 @@ from openpoker.shell.client import rich_error
 from openpoker.shell.errors import to_status
 from openpoker.shell.identity import Kind, Principal
 from openpoker.shell.tokens import Role
+from openpoker.tablelog import model as table_model
 from openpoker.tablelog.store import MemoryTableEvents
 from tests.services.table.helpers import (
     DEALER,
@@ -193,5 +194,34 @@ async def test_show_uncontested_on_shows_at_once() -> None:
             grpc.StatusCode.FAILED_PRECONDITION,
             "CANNOT_SHOW_HAND",
         )
+    finally:
+        await svc.stop()
+
+
+@pytest.mark.parametrize("later_hands", [3, 6])
+async def test_a_show_stays_in_the_hand_once_it_is_read_back_from_the_log(
+    later_hands: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Few hands kept in memory: 3 later hands put h1 out of the recent logs (read from the log
+    # by its record), 6 out of the model's index too (found through the hand index).
+    monkeypatch.setattr(table_model, "RECENT_HANDS", 2)
+    monkeypatch.setattr(table_model, "HANDS_KEPT", 4)
+    svc = await _three()
+    try:
+        winner, cards = await _raise_and_fold(svc, "h1")
+        # Something else is written between the hand's end and the show.
+        await svc.stub.SetShowPreferences(prefs(winner, auto_muck=False))
+        await svc.stub.ShowHand(show(winner, hand_id="h1"))
+        for n in range(2, 2 + later_hands):
+            await _raise_and_fold(svc, f"h{n}")
+        assert "h1" not in svc.app.writer.tables["t1"].recent
+        if later_hands == 6:
+            assert "h1" not in svc.app.writer.tables["t1"].hands
+        hand = (await svc.stub.GetHand(pb.GetHandRequest(name=f"{TABLE}/hands/h1"))).hand
+        assert list(_seat_of_hand(hand, winner).hole_cards) == cards
+        assert hand.actions[-1].action == pb.ACTION_TYPE_SHOW
+        # The next hand's log has no show of its own (h2 was won by folds too, not shown).
+        h2 = (await svc.stub.GetHand(pb.GetHandRequest(name=f"{TABLE}/hands/h2"))).hand
+        assert h2.actions[-1].action != pb.ACTION_TYPE_SHOW
     finally:
         await svc.stop()

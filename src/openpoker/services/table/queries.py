@@ -81,6 +81,7 @@ class Queries:
         if found is None:
             raise HandNotFound(model.table_id, hand_id)
         record, stored = found
+        stored = [*stored, *await self._store.after_hand(model.table_id, stored)]
         log = tuple(_hand_log_of(stored_events=[decode_events(s.envelope) for s in stored]))
         return HandAt(record=record, log=log, commitment=_commitment(log))
 
@@ -88,6 +89,7 @@ class Queries:
         stored = await self._store.read_range(
             table_id, after_sequence=record.first_sequence - 1, last_version=record.last_version
         )
+        stored += await self._store.after_hand(table_id, stored)
         return _hand_log_of(stored_events=[decode_events(s.envelope) for s in stored])
 
     async def history(self, table_id: str, hand_id: str) -> tuple[TableModel, HandAt, list[object]]:
@@ -195,24 +197,25 @@ def _commitment(log: Sequence[LogEvent]) -> str:
 
 def _hand_log_of(*, stored_events: Sequence[Sequence[LogEvent]]) -> list[LogEvent]:
     """The hand's log from its envelopes: from HandScheduled to HandEnded/HandVoided, and a show
-    of the hand won uncontested decided with its end (the winner's ``show_uncontested``)."""
+    of the hand won uncontested after its end (decided with the end, or the winner's ShowHand in
+    a later envelope, before the next hand)."""
     out: list[LogEvent] = []
-    started = False
+    hand_id = ""
+    ended = False
     for events in stored_events:
-        ended = False
         for e in events:
             if isinstance(e, HandScheduled):
-                started = True
+                if hand_id:
+                    return out  # the next hand
+                hand_id = e.hand_id
+            if not hand_id:
+                continue
             if ended:
-                if isinstance(e, UncontestedHandShown):
+                if isinstance(e, UncontestedHandShown) and e.hand_id == hand_id:
                     out.append(e)
                 continue
-            if started:
-                out.append(e)
-            if started and isinstance(e, HandEnded | HandVoided):
-                ended = True
-        if ended:
-            return out
+            out.append(e)
+            ended = isinstance(e, HandEnded | HandVoided)
     return out
 
 
