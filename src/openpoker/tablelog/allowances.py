@@ -4,14 +4,16 @@ table's).
 
 A table's log knows only the protections used at that table; this record knows them all. One
 KV key per player in bucket ``poker-allowances`` (the key is the player id in base64url, as ids
-may hold characters keys may not); the value is JSON ``{"reset_at_ms": t, "uses": [[at_ms,
-table, hand, request, used], ...]}``: each protection's time, the table and hand it was used
-in, the request id of the time-out that took it (a reservation's identity: a retried request
-finds its own), and whether the table's log has it yet (``used``) or it is only reserved. The
-table service writes it with compare-and-set on the key's revision (``RecordChanged`` when
-someone wrote first), so two tables deciding at once cannot both take the last protection.
-Uses older than ``KEEP_MS`` are dropped at each write, and the bucket's keys expire a little
-after that, so records of players who stopped playing go by themselves.
+may hold characters keys may not); the value is JSON ``{"reset_at_ms", "reset_request",
+"reset_cleared", "uses": [[at_ms, table, hand, request, used], ...]}``: the last reset of every
+table (its time, request id and count, so a retried reset answers the same), and each
+protection's time, the table and hand it was used in, the request id of the time-out that took
+it (a reservation's identity: a retried request finds its own), and whether the table's log has
+it yet (``used``) or it is only reserved. The table service writes it with compare-and-set on
+the key's revision (``RecordChanged`` when someone wrote first), so two tables deciding at once
+cannot both take the last protection. Uses older than ``KEEP_MS`` are dropped at each write, and
+the bucket's keys expire a little after that, so records of players who stopped playing go by
+themselves.
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ class Use:
 class Record:
     uses: tuple[Use, ...] = ()
     reset_at_ms: int = 0  # the last operator reset of every table (0: never)
+    # That reset's request id and how many protections it cleared: its retry's answer.
+    reset_request: str = ""
+    reset_cleared: int = 0
 
     def counting(self, at_ms: int, window_ms: int) -> tuple[Use, ...]:
         """The uses (reserved ones too) in the rolling window ending at ``at_ms``, after the
@@ -86,8 +91,13 @@ def key_of(player: str) -> str:
 
 
 def encode(record: Record) -> bytes:
-    uses = [[u.at_ms, u.table, u.hand, u.request, u.used] for u in record.uses]
-    return json.dumps({"reset_at_ms": record.reset_at_ms, "uses": uses}, separators=(",", ":")).encode()
+    doc = {
+        "reset_at_ms": record.reset_at_ms,
+        "reset_request": record.reset_request,
+        "reset_cleared": record.reset_cleared,
+        "uses": [[u.at_ms, u.table, u.hand, u.request, u.used] for u in record.uses],
+    }
+    return json.dumps(doc, separators=(",", ":")).encode()
 
 
 def decode(data: bytes) -> Record:
@@ -98,7 +108,12 @@ def decode(data: bytes) -> Record:
             Use(at_ms=int(a), table=str(t), hand=str(h), request=str(r), used=bool(u))
             for a, t, h, r, u in doc.get("uses", [])
         )
-        return Record(uses=uses, reset_at_ms=int(doc.get("reset_at_ms", 0)))
+        return Record(
+            uses=uses,
+            reset_at_ms=int(doc.get("reset_at_ms", 0)),
+            reset_request=str(doc.get("reset_request", "")),
+            reset_cleared=int(doc.get("reset_cleared", 0)),
+        )
     except (ValueError, TypeError, AttributeError):
         return Record()
 

@@ -319,16 +319,23 @@ class Commands:
         return done
 
     async def reset_allowance_everywhere(self, *, request_id: str, player: str, at_ms: int) -> int:
-        """Reset ``player``'s all-in allowance at every table: the site-wide record emptied
-        (noting the reset's time), and the allowance reset at each table the record names,
-        which this instance can write (``NotOwner`` from the others is for ``pokerctl``, which
-        resets every table in turn). Returns how many protections counted in the record."""
-        before = await self._allowances.clear(player=player, table="", at_ms=at_ms)
-        for table_id in sorted({u.table for u in before.uses}):
+        """Reset ``player``'s all-in allowance at every table: at each table the site-wide
+        record names that this instance can write (``NotOwner`` from the others is for
+        ``pokerctl``, which resets every table in turn), then the record emptied, noting the
+        reset. Returns how many protections counted in the record; a retry (the same request
+        id) answers the same and changes nothing."""
+        record = await self._allowances.read(player)
+        if record.reset_request == request_id:
+            return record.reset_cleared
+        counted = len(record.counting(at_ms, DAY_MS))
+        for table_id in sorted({u.table for u in record.uses}):
             try:
                 await self.reset_allowance(
                     request_id=request_id, table_id=table_id, player=player, at_ms=at_ms
                 )
             except (NotOwner, TableNotFound):
                 continue  # another instance writes it (pokerctl resets it there), or it is gone
-        return len(before.counting(at_ms, DAY_MS))
+        await self._allowances.clear(
+            player=player, table="", at_ms=at_ms, request=request_id, cleared=counted
+        )
+        return counted

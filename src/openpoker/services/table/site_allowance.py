@@ -117,16 +117,34 @@ class SiteAllowances:
                 error=repr(exc),
             )
 
-    async def clear(self, *, player: str, table: str, at_ms: int) -> Record:
+    async def read(self, player: str) -> Record:
+        """The player's record; raises ``AllowanceRecordUnavailable``."""
+        try:
+            record, _ = await self.records.get(player)
+        except Exception as exc:
+            raise AllowanceRecordUnavailable(player=player, detail=repr(exc)) from exc
+        return record
+
+    async def clear(
+        self, *, player: str, table: str, at_ms: int, request: str = "", cleared: int = 0
+    ) -> Record:
         """Forget the uses of ``player`` at ``table``, or everywhere when ``table`` is empty
         (then also noting the reset's time, so a use a racing table writes with an older time
-        does not count again). Returns the record as it was; raises
+        does not count again, and its ``request`` with the count it ``cleared``; the same
+        request again changes nothing). Returns the record as it was; raises
         ``AllowanceRecordUnavailable``."""
 
         def change(record: Record) -> Record | None:
             if table:
                 return None if all(u.table != table for u in record.uses) else record.without(table=table)
-            return Record(uses=(), reset_at_ms=max(at_ms, record.reset_at_ms))
+            if request and record.reset_request == request:
+                return None
+            return Record(
+                uses=(),
+                reset_at_ms=max(at_ms, record.reset_at_ms),
+                reset_request=request,
+                reset_cleared=cleared,
+            )
 
         try:
             return await self._update(player, change)
