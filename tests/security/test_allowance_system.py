@@ -169,14 +169,18 @@ def test_pokerctl_resets_with_the_data_folder(
     system: LocalSystem, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """After test_only_an_operator_resets_a_players_allowance (file order): ann's one
-    protection since that reset is cleared at her table, and every other table answers 0."""
+    protection since that reset is cleared from the site-wide record (line ``*``) and at her
+    table, and every other table answers 0."""
     argv = ["table", "reset-allowance", "--player", "ann", "--data-dir", str(system.data_dir)]
     argv += ["--table-target", system.targets["table"]]
     assert main(argv) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    [everywhere] = [line for line in lines if line["table"] == "*"]
+    assert everywhere["cleared"] >= 1
+    assert everywhere["version"] == 0
     [mine] = [line for line in lines if line["table"] == TABLE]
     assert mine["cleared"] >= 1
-    assert all(line["cleared"] == 0 for line in lines if line["table"] != TABLE)
+    assert all(line["cleared"] == 0 for line in lines if line["table"] not in (TABLE, "*"))
     # A player's own token is refused at every table: exit 1, each refusal on its line.
     ann = token(system, "ann")[0][1].removeprefix("Bearer ")
     argv = ["table", "reset-allowance", "--player", "ann", "--table", TABLE, "--token", ann]
