@@ -219,9 +219,9 @@ class Commands:
             assert state is not None
             _check_live(model, hand_id)
             at_stake = table.protection_at_stake(state, seat)
+            elsewhere = 0
             if at_stake is None:
-                player, elsewhere = "", 0
-                return
+                return  # ``player`` stays set if an earlier attempt reserved: settled below
             player = at_stake
             elsewhere = await self._allowances.reserve(
                 player=player,
@@ -251,9 +251,12 @@ class Commands:
             if player:  # refused or not appended: the reservation goes
                 await self._settle(table_id, hand_id, request_id, player, at_ms, used=False)
             raise
-        if player and not done.duplicate:
+        if player:
             fact = next((e for e in done.events if isinstance(e, DecisionTimedOut)), None)
             used = fact is not None and fact.uses_protection
+            if done.duplicate:  # an earlier attempt's append landed: the table's state tells
+                state = done.model.state
+                used = state is not None and at_ms in state.protections.get(player, [])
             await self._settle(table_id, hand_id, request_id, player, at_ms, used=used)
         return done
 
