@@ -223,3 +223,18 @@ def test_a_replay_from_the_log_decides_every_time_out_the_same() -> None:
     alone = tbl.decide(tbl.fold(t.log[:i]), TimeOut(seat=1, at_ms=2 * HOUR))
     assert isinstance(alone[0], DecisionTimedOut)
     assert alone[0].outcome is PROTECTED
+
+
+def test_protection_at_stake_names_the_player_the_shell_must_count_for() -> None:
+    """The query the shell asks before a time-out: whose site-wide record to read."""
+    t = _three_players()
+    assert tbl.protection_at_stake(t.s, 1) is None  # no hand
+    _to_small_blind_of_p1(t)
+    t.start()
+    while t.to_act() != 1:
+        assert tbl.protection_at_stake(t.s, 1) is None  # not their turn
+        t.act(ActionKind.CALL)
+    assert tbl.protection_at_stake(t.s, 1) is None  # connected: protected without counting
+    t.run(Disconnect(seat=1, at_ms=HOUR))
+    assert tbl.protection_at_stake(t.s, 1) == "p1"
+    assert tbl.protection_at_stake(t.s, 2) is None
