@@ -9,9 +9,9 @@ read from the site-wide record (``tablelog.allowances``, KV ``poker-allowances``
 records that number, so a replay of the log decides the same without the record.
 
 * **Reserve, then decide.** Before a time-out that may protect
-  (``engine.table.protection_at_stake``), ``reserve`` reads the player's record, counts the uses at other tables
-  and, when this table's uses and those leave one, writes a reservation for this table and
-  request with compare-and-set on the key's revision. A second table deciding at once then fails
+  (``engine.table.protection_at_stake``), ``reserve`` reads the player's record, counts the uses
+  at other tables and, when this table's uses and those leave one, writes a reservation for this
+  table and request with compare-and-set on the key's revision. A second table deciding at once then fails
   its write, reads again, counts the first table's reservation, and is told the allowance is
   used up: two tables never both take the last protection.
 * **Settle after the append.** ``settle`` marks the reservation used when the appended
