@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 from nats.js import api
 
-from openpoker.eventstore.streams import LEASES, TABLE_EVENTS, TABLE_SNAPSHOTS, WALLET_EVENTS, BucketSettings
+from openpoker.eventstore.streams import (
+    ALLOWANCES,
+    LEASES,
+    TABLE_EVENTS,
+    TABLE_SNAPSHOTS,
+    WALLET_EVENTS,
+    BucketSettings,
+)
 from openpoker.ledger.store import WALLET_SNAPSHOTS
 from openpoker.pokerctl.backup_format import (
     BackupMessage,
@@ -128,6 +135,9 @@ def test_evidence_streams_keep_everything() -> None:
     assert TABLE_SNAPSHOTS.max_msgs_per_subject == 3
     assert WALLET_SNAPSHOTS.max_msgs_per_subject > 0
     assert LEASES.ttl > 0
+    # The players' all-in allowances count a rolling day: their keys go a little after it.
+    assert 24 * 3600 < ALLOWANCES.ttl <= 27 * 3600
+    assert f"KV_{ALLOWANCES.bucket}" not in EVIDENCE_STREAMS
     assert {"TABLE_EVENTS", "WALLET_EVENTS", "RNG_AUDIT", f"KV_{RNG_BUCKET}"} <= set(EVIDENCE_STREAMS)
 
 

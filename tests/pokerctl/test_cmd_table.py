@@ -65,6 +65,7 @@ async def test_every_table_across_pages(svc: Running, monkeypatch: pytest.Monkey
     t2 = (await svc.stub.GetTable(pb.GetTableRequest(name="tables/t2"))).table.version
     lines = await cmd_table.reset_allowance(_conn(svc), player="ann", request_id="r-1")
     assert lines == [
+        {"table": "*", "player": "ann", "cleared": 1, "version": 0},  # the site-wide record
         {"table": "t1", "player": "ann", "cleared": 0, "version": 1},
         {"table": "t2", "player": "ann", "cleared": 1, "version": t2 + 1},
         {"table": "t3", "player": "ann", "cleared": 0, "version": 1},

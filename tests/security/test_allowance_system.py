@@ -6,7 +6,9 @@ ann closes her watch stream (her connection) at a heads-up table with a short cl
 times her out, she is all-in protected twice, then folded. With dealing paused, a player token
 (ann's own) and no token are refused and the table's version does not move; an operator token
 resets (2 cleared), and once dealing resumes her next time-out is protected again. ``pokerctl
-table reset-allowance`` does the same with the data folder.
+table reset-allowance`` does the same with the data folder. The allowance is hers across tables:
+once she used it up again at her table (the uses in KV ``poker-allowances``), her first time-out
+at a second table is folded.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from openpoker.pokerctl.local import LocalSystem
 from openpoker.services.dealer.tracker import decode_event
 from openpoker.shell.client import rich_error
 from openpoker.shell.tokens import Role
+from openpoker.tablelog import allowances
+from openpoker.tablelog.allowances import ALLOWANCES_BUCKET
 from openpoker.tablelog.store import JetStreamTableEvents
 from tests.helpers.secure import Calls, token
 from tests.helpers.system import local_system
@@ -51,11 +55,11 @@ def rid() -> str:
     return str(uuid.uuid4())
 
 
-async def table_log(system: LocalSystem) -> list[object]:
+async def table_log(system: LocalSystem, table: str = TABLE) -> list[object]:
     """Every engine event in the table's log, read from JetStream as an auditor would."""
     nc = await system.connect_nats()
     try:
-        stored = await JetStreamTableEvents(nc.jetstream(), stream="TABLE_EVENTS").read(table_subject(TABLE))
+        stored = await JetStreamTableEvents(nc.jetstream(), stream="TABLE_EVENTS").read(table_subject(table))
     finally:
         await nc.close()
     return [e for s in stored for r in s.envelope.events if (e := decode_event(r)) is not None]
@@ -78,12 +82,12 @@ async def refused(call: Any) -> tuple[grpc.StatusCode, str]:
     return rich.code, rich.reason
 
 
-async def _ann_used_her_allowance(system: LocalSystem, calls: Calls) -> None:
-    """ann and bob seated heads-up (each with their own token), ann's connection closed, until
-    her third time-out, which is folded."""
+async def _ann_disconnected_at(system: LocalSystem, calls: Calls, table: str) -> None:
+    """ann and bob seated heads-up at a new ``table`` (each with their own token), with a short
+    clock; ann's connection there closed."""
     config = table_config("holdem", "nl", clock_ms=150)
     await calls.staff_table.CreateTable(
-        tpb.CreateTableRequest(request_id=rid(), table_id=TABLE, config=config), timeout=5
+        tpb.CreateTableRequest(request_id=rid(), table_id=table, config=config), timeout=5
     )
     for player in ("ann", "bob"):
         await calls.staff_wallet.Deposit(
@@ -91,18 +95,23 @@ async def _ann_used_her_allowance(system: LocalSystem, calls: Calls) -> None:
         )
         join = tpb.JoinTableRequest(
             request_id=rid(),
-            table=NAME,
+            table=f"tables/{table}",
             player_id=player,
             buy_in=buy_in_for(config),
             post_choice=tpb.POST_CHOICE_POST_NOW,
         )
         await calls.table.JoinTable(join, timeout=5, metadata=token(system, player))
     stream = calls.table.WatchTable(
-        tpb.WatchTableRequest(name=NAME, viewer_player_id="ann"), metadata=token(system, "ann")
+        tpb.WatchTableRequest(name=f"tables/{table}", viewer_player_id="ann"), metadata=token(system, "ann")
     )
     async for _ in stream:  # her first view: she is connected
         break
     stream.cancel()  # ann's client goes away
+
+
+async def _ann_used_her_allowance(system: LocalSystem, calls: Calls) -> None:
+    """ann disconnected at the table until her third time-out, which is folded."""
+    await _ann_disconnected_at(system, calls, TABLE)
 
     async def folded() -> list[DecisionTimedOut] | None:
         outs = ann_time_outs(await table_log(system))
@@ -169,14 +178,18 @@ def test_pokerctl_resets_with_the_data_folder(
     system: LocalSystem, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """After test_only_an_operator_resets_a_players_allowance (file order): ann's one
-    protection since that reset is cleared at her table, and every other table answers 0."""
+    protection since that reset is cleared from the site-wide record (line ``*``) and at her
+    table, and every other table answers 0."""
     argv = ["table", "reset-allowance", "--player", "ann", "--data-dir", str(system.data_dir)]
     argv += ["--table-target", system.targets["table"]]
     assert main(argv) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    [everywhere] = [line for line in lines if line["table"] == "*"]
+    assert everywhere["cleared"] >= 1
+    assert everywhere["version"] == 0
     [mine] = [line for line in lines if line["table"] == TABLE]
     assert mine["cleared"] >= 1
-    assert all(line["cleared"] == 0 for line in lines if line["table"] != TABLE)
+    assert all(line["cleared"] == 0 for line in lines if line["table"] not in (TABLE, "*"))
     # A player's own token is refused at every table: exit 1, each refusal on its line.
     ann = token(system, "ann")[0][1].removeprefix("Bearer ")
     argv = ["table", "reset-allowance", "--player", "ann", "--table", TABLE, "--token", ann]
@@ -185,3 +198,43 @@ def test_pokerctl_resets_with_the_data_folder(
     assert main(argv) == 1
     [line] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert line["error"] == {"code": "PERMISSION_DENIED", "reason": "CALLER_NOT_ALLOWED"}
+
+
+async def test_the_allowance_is_counted_across_tables(system: LocalSystem, calls: Calls) -> None:
+    """After the resets above (file order), ann, still disconnected, uses her two protections at
+    her table; the table service records them in KV ``poker-allowances`` (read here as
+    ``pokerctl``); at a second table her first time-out is folded: two used elsewhere."""
+
+    async def used_up_again() -> list[DecisionTimedOut] | None:
+        events = await table_log(system)
+        last_reset = max(i for i, e in enumerate(events) if isinstance(e, AllInAllowanceReset))
+        outs = ann_time_outs(events[last_reset:])
+        return outs[:3] if len(outs) >= 3 else None
+
+    outs = await answer(used_up_again, what="ann's allowance used up again")
+    assert [(e.outcome, e.uses_protection) for e in outs] == [
+        (TimeOutOutcome.PROTECTED, True),
+        (TimeOutOutcome.PROTECTED, True),
+        (TimeOutOutcome.FOLDED, False),
+    ]
+    nc = await system.connect_nats()  # pokerctl's identity: it may read the bucket
+    try:
+        kv = await nc.jetstream().key_value(ALLOWANCES_BUCKET)
+        record = allowances.decode((await kv.get(allowances.key_of("ann"))).value or b"")
+    finally:
+        await nc.close()
+    assert sorted((u.table, u.used) for u in record.uses) == [(TABLE, True), (TABLE, True)]
+
+    other = "allowance-dc2"
+    await _ann_disconnected_at(system, calls, other)
+
+    async def first_elsewhere() -> DecisionTimedOut | None:
+        outs = ann_time_outs(await table_log(system, other))
+        return outs[0] if outs else None
+
+    first = await answer(first_elsewhere, what="ann's first time-out at the second table")
+    assert (first.outcome, first.uses_protection, first.used_elsewhere) == (
+        TimeOutOutcome.FOLDED,
+        False,
+        2,
+    )

@@ -94,8 +94,11 @@ def hand_lines(h: HandReplay) -> list[str]:
                 acts.append(f"{who(seat)} posts {kind.value.replace('_', ' ')} {amount}" + _all_in(all_in))
             case HoleCardsDealt(seat=seat, cards=cards):
                 lines.append(f"  Dealt to {who(seat)}: {_cards(cards)}")
-            case DecisionTimedOut(seat=seat, outcome=outcome, disconnected=off):
-                acts.append(f"{who(seat)} timed out{' (disconnected)' if off else ''}: {outcome.value}")
+            case DecisionTimedOut(seat=seat, outcome=outcome, disconnected=off, used_elsewhere=elsewhere):
+                why = " (disconnected)" if off else ""
+                if elsewhere:  # the allowance is counted across tables: say what counted
+                    why = f" (disconnected; {elsewhere} all-in protection(s) used at other tables)"
+                acts.append(f"{who(seat)} timed out{why}: {outcome.value}")
             case Folded(seat=seat):
                 acts.append(f"{who(seat)} folds")
             case Checked(seat=seat):

@@ -23,8 +23,11 @@ has no clock. ``TimeOut(seat, at_ms)`` arrives from the shell when the player's 
 a player who has put chips in this hand is all-in protected, otherwise folded; a disconnected
 player is protected at most ``rules.time.disconnect_protections_per_window`` times per rolling
 ``protection_window_ms`` (computed from the ``at_ms`` of the time-outs that used protection),
-and folded after that, unless an operator resets the allowance (``ResetAllInAllowance``, seed
-000's "All-in Limits reset"), which forgets the protections used at this table. ``Reconnect``
+counting those used here and those the shell says the player used at other tables
+(``TimeOut.used_elsewhere``, recorded in ``DecisionTimedOut``: seed 000's allowance is the
+member's), and folded after that, unless an operator resets the allowance
+(``ResetAllInAllowance``, seed 000's "All-in Limits reset"), which forgets the protections used
+at this table (the shell clears its site-wide record alongside). ``Reconnect``
 during one's turn grants ``reconnect_extra_ms``; the query ``decision_time_ms`` tells the shell
 how long the current decision may take.
 
@@ -121,6 +124,7 @@ from openpoker.engine.table_queries import (
     next_hand,
     next_setup,
     owed_posts,
+    protection_at_stake,
     protections_used,
     seats,
     view,
@@ -161,6 +165,7 @@ __all__ = [
     "next_hand",
     "next_setup",
     "owed_posts",
+    "protection_at_stake",
     "protections_used",
     "seats",
     "to_snapshot",

@@ -228,7 +228,10 @@ def _time_out(state: TableState, c: TimeOut) -> list[TableLogEvent]:
         outcome = TimeOutOutcome.FOLDED
     elif not occ.disconnected:
         outcome = TimeOutOutcome.PROTECTED
-    elif protections_used(state, occ.player, c.at_ms) < state.rules.time.disconnect_protections_per_window:
+    elif (
+        protections_used(state, occ.player, c.at_ms) + c.used_elsewhere
+        < state.rules.time.disconnect_protections_per_window
+    ):
         outcome, uses = TimeOutOutcome.PROTECTED, True
     else:
         outcome = TimeOutOutcome.FOLDED
@@ -239,6 +242,7 @@ def _time_out(state: TableState, c: TimeOut) -> list[TableLogEvent]:
         disconnected=occ.disconnected,
         outcome=outcome,
         uses_protection=uses,
+        used_elsewhere=c.used_elsewhere,
     )
     command: HandCommand = (
         ProtectAllIn(seat=c.seat)

@@ -93,10 +93,16 @@ class Reconnect:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TimeOut:
-    """The shell's clock ran out for the player to act (``at_ms`` as observed)."""
+    """The shell's clock ran out for the player to act (``at_ms`` as observed).
+
+    ``used_elsewhere``: the disconnection protections the seat's player used at other tables in
+    the rolling window ending at ``at_ms``, as the shell's site-wide record says (seed 000: the
+    allowance is the member's, not the table's); they count toward the limit with this table's
+    own. 0 when absent, as before the allowance was counted across tables."""
 
     seat: int
     at_ms: int
+    used_elsewhere: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -251,6 +257,9 @@ class DecisionTimedOut:
     disconnected: bool
     outcome: TimeOutOutcome
     uses_protection: bool  # counts against the disconnected player's allowance (2 per 24 h)
+    # Protections used at other tables that counted toward the limit (``TimeOut.used_elsewhere``),
+    # recorded so the decision can be made again from the log alone; absent in older logs: 0.
+    used_elsewhere: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -142,6 +142,18 @@ def protections_used(state: TableState, player: str, at_ms: int) -> int:
     return sum(1 for t in state.protections.get(player, []) if at_ms - t < window)
 
 
+def protection_at_stake(state: TableState, seat: int) -> str | None:
+    """The player whose time-out at ``seat`` now would use one of their disconnection
+    protections if any is left (the seat is to act, disconnected, with chips in), else None.
+    The shell asks it to know whose site-wide record to read before it times the seat out."""
+    hs = state.hand
+    occ = state.seats.get(seat)
+    if hs is None or occ is None or not occ.disconnected or hand.to_act(hs) != seat:
+        return None
+    i = hs.index_of[seat]
+    return occ.player if hs.stack[i] < hs.start_stacks[i] else None
+
+
 def decision_time_ms(state: TableState) -> tuple[int, int] | None:
     """(seat to act, milliseconds it may take in all) for the current decision, or None."""
     if state.hand is None:

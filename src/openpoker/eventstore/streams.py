@@ -168,8 +168,12 @@ TABLE_HANDS = BucketSettings(bucket="poker-table-hands")
 DEALER_PAUSES = BucketSettings(bucket="poker-dealer")
 RNG_SHUFFLES = BucketSettings(bucket="RNG_SHUFFLES")
 
+# Each player's all-ins due to disconnection at every table (``tablelog.allowances``): a key
+# lives 26 hours after its last write, a little over the 24-hour window it counts.
+ALLOWANCES = BucketSettings(bucket="poker-allowances", ttl=26 * 60 * 60.0)
+
 SETUP_STREAMS: tuple[StreamSettings, ...] = (TABLE_EVENTS, TABLE_SNAPSHOTS, WALLET_EVENTS, RNG_AUDIT)
-SETUP_BUCKETS: tuple[BucketSettings, ...] = (LEASES, TABLE_HANDS, DEALER_PAUSES, RNG_SHUFFLES)
+SETUP_BUCKETS: tuple[BucketSettings, ...] = (LEASES, TABLE_HANDS, DEALER_PAUSES, RNG_SHUFFLES, ALLOWANCES)
 
 
 async def ensure_bucket(js: JetStreamContext, settings: BucketSettings, *, pause: float = 0.5) -> KeyValue:

@@ -3,8 +3,10 @@
 ``pokerctl table reset-allowance --player P [--table T] [--request-id ID]``
     Reset P's allowance of all-ins due to disconnection (seed 000: 2 per 24 hours; "Members
     wishing to have their All-in Limits reset may contact our Support Department") through
-    ``TableService.ResetAllInAllowance``: at table T (an id or ``tables/{id}``), or without
-    ``--table`` at every table ``ListTables`` lists (every page). Prints one JSON line per table:
+    ``TableService.ResetAllInAllowance``: at table T (an id or ``tables/{id}``; its uses leave
+    the site-wide record too), or without ``--table`` everywhere: first the site-wide record of
+    the player's protections at every table (the line with table ``*``, version 0), then every
+    table ``ListTables`` lists (every page). Prints one JSON line per table:
     ``{"table", "player", "cleared", "version"}`` (``cleared`` 0: nothing counted there, nothing
     appended), or ``{"table", "player", "error": {"code", "reason"}}`` for a table that refused.
     The request id (default a fresh one) is the same at every table: run again with
@@ -110,11 +112,12 @@ async def reset_allowance(
     request_id = request_id or str(uuid.uuid4())
     async with caller.channel as chan:
         stub = tgrpc.TableServiceStub(chan)
-        names = [table_name(t) for t in tables] or await every_table(stub, caller.metadata)
+        # Everywhere: the site-wide record (request table "") before each table.
+        names = [table_name(t) for t in tables] or ["", *await every_table(stub, caller.metadata)]
         results: list[dict[str, Any]] = []
         for name in names:
             request = tpb.ResetAllInAllowanceRequest(request_id=request_id, table=name, player_id=player)
-            line: dict[str, Any] = {"table": name.removeprefix("tables/"), "player": player}
+            line: dict[str, Any] = {"table": name.removeprefix("tables/") or "*", "player": player}
             try:
                 done = await stub.ResetAllInAllowance(request, metadata=caller.metadata, timeout=TIMEOUT)
             except grpc.RpcError as err:

@@ -52,6 +52,7 @@ LEASES_BUCKET = "poker-leases"
 HANDS_BUCKET = "poker-table-hands"
 DEALER_BUCKET = "poker-dealer"
 RNG_BUCKET = "RNG_SHUFFLES"
+ALLOWANCES_BUCKET = "poker-allowances"
 PRESENCE = "poker.presence.>"
 
 # What no identity but admin may call: these change or destroy what a stream holds or is.
@@ -91,10 +92,11 @@ class Grant:
 
 GRANTS: Mapping[str, Grant] = {
     # The table service is the only writer of the table logs, their snapshots, presence facts,
-    # partition leases and the hand index; it reads the rng audit to answer auditors.
+    # partition leases, the hand index and the players' all-in allowances across tables; it
+    # reads the rng audit to answer auditors.
     "table": Grant(
         writes=("poker.table.>", "poker.snap.>", PRESENCE),
-        buckets=(LEASES_BUCKET, HANDS_BUCKET),
+        buckets=(LEASES_BUCKET, HANDS_BUCKET, ALLOWANCES_BUCKET),
         reads=(TABLE_EVENTS, TABLE_SNAPSHOTS, RNG_AUDIT),
     ),
     "wallet": Grant(
@@ -122,6 +124,7 @@ GRANTS: Mapping[str, Grant] = {
             kv_stream(HANDS_BUCKET),
             kv_stream(RNG_BUCKET),
             kv_stream(DEALER_BUCKET),
+            kv_stream(ALLOWANCES_BUCKET),
         ),
     ),
 }

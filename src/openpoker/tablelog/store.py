@@ -56,6 +56,7 @@ from openpoker.eventstore.signing import Signer
 from openpoker.eventstore.streams import BucketSettings, ensure_bucket
 from openpoker.eventstore.subjects import table_subject
 from openpoker.tablelog import payload, snapshot
+from openpoker.tablelog.allowances import MemoryAllowanceRecords
 from openpoker.tablelog.model import HandRecord, LogEvent, TableModel
 
 AUDIT_STREAM = "RNG_AUDIT"  # written by the dealer (services.dealer.audit)
@@ -126,6 +127,9 @@ class MemoryTableEvents(InMemoryEventStore):
         self.hand_index: dict[tuple[str, str], bytes] = {}  # (table, hand) -> hand_value()
         self.indexed_through: dict[str, int] = {}  # table -> save_indexed_through
         self.hand_index_puts = 0  # entries written (tests count repairs)
+        # The site-wide allowance record (KV ``poker-allowances``), shared by every table app
+        # a test runs over this store.
+        self.allowances = MemoryAllowanceRecords()
 
     async def save_hand(self, table_id: str, record: HandRecord) -> None:
         self.hand_index[table_id, record.hand_id] = hand_value(record)

@@ -148,6 +148,7 @@ async def serve(
         reconcile_every=reconcile_every,
         reconcile_grace=grace,
         reconcile_claim=claim,
+        allowances=events.allowances,  # one site-wide record for every instance over ``events``
     )
     config = ShellConfig.from_env("table", {"POKER_INSECURE": "true", "POKER_TABLE_PORT": "0"})
     server = await start_server(config, [spec(TableServicer(app))])

@@ -10,7 +10,8 @@ wallet port), ``retrying`` (background cash-outs and refunds: back-off, when to 
 ``reconcile`` (escrow no log accounts for goes back to cash) and ``reconcile_side`` (what it
 asks of this instance's tables), ``watchers`` (watches fed from the owner's model), ``decks`` (a
 StartHand's sealed deck opened and checked), ``allowance`` (the operator's ResetAllInAllowance),
-``show`` (a player's SetShowPreferences and ShowHand), ``mapping`` (pure protobuf <-> domain),
+``show`` (a player's SetShowPreferences and ShowHand), ``site_allowance`` (the all-in allowance
+counted across tables, KV ``poker-allowances``), ``mapping`` (pure protobuf <-> domain),
 ``errors``.
 The table log itself (its events, the fold, the store and snapshot codec) is the library
 ``openpoker.tablelog``, which the dispute tools read too.
@@ -38,7 +39,8 @@ The names a dealer needs:
 * ``HandVoided{hand_id, reason, returned}``: the hand was voided (``VoidHand``): release every
   reservation in the wallet.
 * ``PlayerLeft{seat, player, chips}``: the table cashes the chips out itself.
-* ``DecisionTimedOut``, ``PlayerDisconnected``, ``PlayerReconnected{extra_ms}``: clock facts.
+* ``DecisionTimedOut{used_elsewhere}``, ``PlayerDisconnected``, ``PlayerReconnected{extra_ms}``:
+  clock facts (``used_elsewhere``: the player's protections at other tables that counted).
 * ``AllInAllowanceReset{player, at_ms, cleared}``: an operator reset the player's allowance of
   all-ins due to disconnection (``ResetAllInAllowance``); nothing to do but follow the version.
 * ``ShowPreferencesSet{seat, player, auto_muck, show_uncontested}``: a player's showdown

@@ -34,9 +34,11 @@ from openpoker.services.table.money import MoneyFlows, cash_out_id
 from openpoker.services.table.ownership import Ownership
 from openpoker.services.table.queries import HandAt, Queries
 from openpoker.services.table.reconcile_side import ReconcileSide
+from openpoker.services.table.site_allowance import SiteAllowances
 from openpoker.services.table.wallet import Wallet
 from openpoker.services.table.watchers import LocalWatchers, Render
 from openpoker.services.table.writer import Committed, Decider, Followups, Precheck, Writer
+from openpoker.tablelog.allowances import AllowanceRecords, MemoryAllowanceRecords
 from openpoker.tablelog.model import TableModel
 from openpoker.tablelog.store import TableStore
 
@@ -62,6 +64,9 @@ class TableApp:
         # Take the free partitions of existing tables, so that every table has an owner that
         # reconciles its escrow, used or not (``claim``); with reconciliation only.
         reconcile_claim: bool = False,
+        # The site-wide record of all-ins due to disconnection (``services.table.site_allowance``);
+        # by default one of this app's own, for tests that play a single instance.
+        allowances: AllowanceRecords | None = None,
     ) -> None:
         self.store = store
         self.ownership = ownership
@@ -97,7 +102,10 @@ class TableApp:
             fenced=self.side.gained,
             took_partition=self.side.took_partition,
         )
-        self.commands = Commands(writer=self.writer, money=self.money, hands=self.hand_index)
+        self.allowances = SiteAllowances(allowances if allowances is not None else MemoryAllowanceRecords())
+        self.commands = Commands(
+            writer=self.writer, money=self.money, hands=self.hand_index, allowances=self.allowances
+        )
         self.queries = Queries(writer=self.writer, hands=self.hand_index)
 
     def now(self) -> dt.datetime:
@@ -260,6 +268,14 @@ class TableApp:
         at_ms = int(self.now().timestamp() * 1000)
         return await self.commands.reset_allowance(
             request_id=request_id, table_id=table_id, player=player, at_ms=at_ms
+        )
+
+    async def reset_allowance_everywhere(self, *, request_id: str, player: str) -> int:
+        """Reset ``player``'s all-in allowance at every table, as of now (the protections that
+        counted in the site-wide record)."""
+        at_ms = int(self.now().timestamp() * 1000)
+        return await self.commands.reset_allowance_everywhere(
+            request_id=request_id, player=player, at_ms=at_ms
         )
 
     # -- queries (``services.table.queries``) -----------------------------------------------

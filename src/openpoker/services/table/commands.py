@@ -13,6 +13,7 @@ from openpoker.engine.errors import HandNotLive
 from openpoker.engine.hand_events import Act, ActionKind, Muck, Show
 from openpoker.engine.rules import Rules
 from openpoker.engine.table_events import (
+    DecisionTimedOut,
     Disconnect,
     Leave,
     Reconnect,
@@ -25,10 +26,12 @@ from openpoker.engine.table_events import (
     TopUp,
     VoidHand,
 )
-from openpoker.services.table.errors import HandNotFound, SeatNotOwned
+from openpoker.services.table.errors import HandNotFound, NotOwner, SeatNotOwned, TableNotFound
 from openpoker.services.table.hand_index import HandIndex
 from openpoker.services.table.money import MoneyFlows
+from openpoker.services.table.site_allowance import SiteAllowances
 from openpoker.services.table.writer import Committed, Writer
+from openpoker.tablelog.allowances import DAY_MS
 from openpoker.tablelog.model import LogEvent, TableModel
 
 
@@ -54,10 +57,13 @@ def _check_live(model: TableModel, hand_id: str) -> None:
 
 
 class Commands:
-    def __init__(self, *, writer: Writer, money: MoneyFlows, hands: HandIndex) -> None:
+    def __init__(
+        self, *, writer: Writer, money: MoneyFlows, hands: HandIndex, allowances: SiteAllowances
+    ) -> None:
         self._writer = writer
         self._money = money
         self._hands = hands
+        self._allowances = allowances
 
     async def create_table(self, *, request_id: str, table_id: str, rules: Rules) -> Committed:
         table_id = table_id or f"t-{uuid.uuid4().hex[:12]}"
@@ -201,13 +207,64 @@ class Commands:
     async def time_out(
         self, *, request_id: str, table_id: str, hand_id: str, seat: int, expected_version: int, at_ms: int
     ) -> Committed:
+        # A disconnected player's protection is counted across tables (``site_allowance``):
+        # the precheck reserves one in the site-wide record when one is left, and finds how many
+        # the player used elsewhere, which the decision takes and records.
+        player = ""
+        elsewhere = 0
+
+        async def precheck(model: TableModel) -> None:
+            nonlocal player, elsewhere
+            state = model.state
+            assert state is not None
+            _check_live(model, hand_id)
+            at_stake = table.protection_at_stake(state, seat)
+            elsewhere = 0
+            if at_stake is None:
+                return  # ``player`` stays set if an earlier attempt reserved: settled below
+            player = at_stake
+            elsewhere = await self._allowances.reserve(
+                player=player,
+                table=table_id,
+                hand=hand_id or (state.hand.hand_id if state.hand is not None else ""),
+                request=request_id,
+                at_ms=at_ms,
+                window_ms=state.rules.time.protection_window_ms,
+                limit=state.rules.time.disconnect_protections_per_window,
+                used_here=table.protections_used(state, player, at_ms),
+            )
+
         def decide(model: TableModel) -> Sequence[LogEvent]:
             assert model.state is not None
             _check_live(model, hand_id)
-            return table.decide(model.state, TimeOut(seat=seat, at_ms=at_ms))
+            return table.decide(model.state, TimeOut(seat=seat, at_ms=at_ms, used_elsewhere=elsewhere))
 
-        return await self._writer.execute(
-            table_id, request_id=request_id, decide=decide, expected_version=expected_version
+        try:
+            done = await self._writer.execute(
+                table_id,
+                request_id=request_id,
+                decide=decide,
+                expected_version=expected_version,
+                precheck=precheck,
+            )
+        except Exception:
+            if player:  # refused or not appended: the reservation goes
+                await self._settle(table_id, hand_id, request_id, player, at_ms, used=False)
+            raise
+        if player:
+            fact = next((e for e in done.events if isinstance(e, DecisionTimedOut)), None)
+            used = fact is not None and fact.uses_protection
+            if done.duplicate:  # an earlier attempt's append landed: the table's state tells
+                state = done.model.state
+                used = state is not None and at_ms in state.protections.get(player, [])
+            await self._settle(table_id, hand_id, request_id, player, at_ms, used=used)
+        return done
+
+    async def _settle(
+        self, table_id: str, hand_id: str, request_id: str, player: str, at_ms: int, *, used: bool
+    ) -> None:
+        await self._allowances.settle(
+            player=player, table=table_id, hand=hand_id, request=request_id, at_ms=at_ms, used=used
         )
 
     async def report_connection(
@@ -253,10 +310,35 @@ class Commands:
 
     async def reset_allowance(self, *, request_id: str, table_id: str, player: str, at_ms: int) -> Committed:
         """Reset ``player``'s all-in allowance at the table (``outcome.cleared`` says how many
-        protections it cleared; none to clear appends nothing)."""
+        protections it cleared; none to clear appends nothing), then forget the table's uses in
+        the site-wide record, so they count at no table."""
 
         def decide(model: TableModel) -> Sequence[LogEvent]:
             assert model.state is not None
             return table.decide(model.state, ResetAllInAllowance(player=player, at_ms=at_ms))
 
-        return await self._writer.execute(table_id, request_id=request_id, decide=decide)
+        done = await self._writer.execute(table_id, request_id=request_id, decide=decide)
+        await self._allowances.clear(player=player, table=table_id, at_ms=at_ms)
+        return done
+
+    async def reset_allowance_everywhere(self, *, request_id: str, player: str, at_ms: int) -> int:
+        """Reset ``player``'s all-in allowance at every table: at each table the site-wide
+        record names that this instance can write (``NotOwner`` from the others is for
+        ``pokerctl``, which resets every table in turn), then the record emptied, noting the
+        reset. Returns how many protections counted in the record; a retry (the same request
+        id) answers the same and changes nothing."""
+        record = await self._allowances.read(player)
+        if record.reset_request == request_id:
+            return record.reset_cleared
+        counted = len(record.counting(at_ms, DAY_MS))
+        for table_id in sorted({u.table for u in record.uses}):
+            try:
+                await self.reset_allowance(
+                    request_id=request_id, table_id=table_id, player=player, at_ms=at_ms
+                )
+            except (NotOwner, TableNotFound):
+                continue  # another instance writes it (pokerctl resets it there), or it is gone
+        await self._allowances.clear(
+            player=player, table="", at_ms=at_ms, request=request_id, cleared=counted
+        )
+        return counted

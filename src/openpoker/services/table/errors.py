@@ -199,3 +199,16 @@ class RequestSpent(FailedPrecondition):
         super().__init__(
             f"request {request_id} was already used and refunded: use a new id", request_id=request_id
         )
+
+
+class AllowanceRecordUnavailable(Unavailable):
+    """The site-wide allowance record (KV ``poker-allowances``) could not be written: a reset
+    that cannot clear it is refused, to be tried again, rather than half done in silence."""
+
+    reason = "ALLOWANCE_RECORD_UNAVAILABLE"
+
+    def __init__(self, *, player: str, detail: str) -> None:
+        super().__init__(
+            f"the allowance record of {shown(player)} could not be written: {detail}",
+            player=shown(player),
+        )

@@ -1,4 +1,5 @@
-"""Wiring: NATS, streams and lease bucket, the wallet channel, the app, the gRPC server, a clean stop."""
+"""Wiring: NATS, streams, the lease and allowance buckets, the wallet channel, the app, the gRPC
+server, a clean stop."""
 
 from __future__ import annotations
 
@@ -13,7 +14,14 @@ from nats.aio.client import Client as Nats
 from openpoker.api.table.v1 import table_service_pb2 as pb
 from openpoker.api.table.v1 import table_service_pb2_grpc as pb_grpc
 from openpoker.eventstore.signing import TABLE_WRITER
-from openpoker.eventstore.streams import LEASES, TABLE_EVENTS, TABLE_SNAPSHOTS, ensure_bucket, ensure_stream
+from openpoker.eventstore.streams import (
+    ALLOWANCES,
+    LEASES,
+    TABLE_EVENTS,
+    TABLE_SNAPSHOTS,
+    ensure_bucket,
+    ensure_stream,
+)
 from openpoker.presence import PresenceTracker
 from openpoker.services.table.app import TableApp
 from openpoker.services.table.config import TableConfig
@@ -24,6 +32,7 @@ from openpoker.shell import natsconn
 from openpoker.shell.client import channel
 from openpoker.shell.logs import configure_logging
 from openpoker.shell.server import RunningServer, ServiceSpec, start_server
+from openpoker.tablelog.allowances import KvAllowanceRecords
 from openpoker.tablelog.store import JetStreamTableEvents, TableStore
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["TableService"].full_name
@@ -61,6 +70,7 @@ async def start(config: TableConfig, *, wallet: Wallet | None = None) -> TableSe
         await ensure_stream(js, dataclasses.replace(TABLE_EVENTS, name=config.stream, replicas=replicas))
         await ensure_stream(js, dataclasses.replace(TABLE_SNAPSHOTS, replicas=replicas))
         kv = await ensure_bucket(js, dataclasses.replace(LEASES, ttl=config.lease_ttl, replicas=replicas))
+        allowances = await ensure_bucket(js, dataclasses.replace(ALLOWANCES, replicas=replicas))
         wallet_channel = None
         if wallet is None:
             wallet_channel = channel(config.wallet, config.shell.security.tls)
@@ -83,6 +93,7 @@ async def start(config: TableConfig, *, wallet: Wallet | None = None) -> TableSe
             reconcile_every=config.reconcile_every,
             reconcile_grace=config.reconcile_grace,
             reconcile_claim=config.reconcile_claim,
+            allowances=KvAllowanceRecords(allowances),
         )
         ownership.on_lost = app.drop_partition
         if app.reconciler is not None:
