@@ -18,8 +18,9 @@ from structlog.testing import capture_logs
 from openpoker.api.dealer.v1 import dealer_service_pb2 as pb
 from openpoker.api.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
 from openpoker.services.dealer.app import DealerSettings
+from openpoker.services.dealer.config import DealerConfig
 from openpoker.services.dealer.handlers import DealerServicer
-from openpoker.services.dealer.pausing import OpenRetry
+from openpoker.services.dealer.pausing import OpenFailures, OpenRetry
 from openpoker.services.dealer.server import spec
 from openpoker.shell.client import channel
 from openpoker.shell.config import ShellConfig
@@ -150,3 +151,19 @@ async def test_every_rpc_is_unavailable_while_the_dealer_catches_up(rig: Rig, st
         stub.PauseTable(pb.PauseTableRequest(table="tables/hot")),
     ):
         assert await refused(call) == (grpc.StatusCode.UNAVAILABLE, "DEALER_CATCHING_UP")
+
+
+def test_the_back_off_and_the_pause_are_settings() -> None:
+    config = DealerConfig.from_env(
+        {
+            "POKER_INSECURE": "true",
+            "POKER_DEALER_OPEN_RETRY": "0.5",
+            "POKER_DEALER_OPEN_RETRY_MAX": "10",
+            "POKER_DEALER_OPEN_FAILURES": "0",
+        }
+    )
+    assert config.open_retry == OpenRetry(retry=0.5, retry_max=10.0, limit=0)
+    assert DealerConfig.from_env({"POKER_INSECURE": "true"}).open_retry == OpenRetry()
+    never = OpenFailures(config.open_retry)
+    assert not any(never.failed(reason="X", detail="", now=0.0) for _ in range(20))
+    assert never.not_before == 10.0  # capped

@@ -71,7 +71,11 @@ async def start(config: DealerConfig) -> DealerServer:
         table=GrpcTable(chans[1], timeout=timeout, attempts=attempts),
         wallet=GrpcWallet(chans[2], timeout=timeout, attempts=attempts),
         audit=audit,
-        settings=DealerSettings(hand_delay=config.hand_delay_ms / 1000, presence_ttl=config.presence_ttl),
+        settings=DealerSettings(
+            hand_delay=config.hand_delay_ms / 1000,
+            presence_ttl=config.presence_ttl,
+            open_retry=config.open_retry,
+        ),
         pauses=await KvPauseStore.open(js),
         verifier=None if config.keyring is None else config.keyring.verifier(TABLE_WRITER),
     )
