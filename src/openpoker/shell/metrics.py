@@ -18,7 +18,8 @@ open files), the services report what an operator must act on:
 * ``openpoker_dealer_hand_open_failures_total{reason}``: hands that could not open (the wallet
   refused the reservation, the table refused ``StartHand``...), by the refusal's reason.
 
-Label values are bounded: a stream label appears only for a quarantined log.
+Label values are bounded: a stream label appears only for a quarantined log, and a reason is a
+service's stable refusal reason.
 """
 
 from __future__ import annotations
