@@ -10,7 +10,6 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-import grpc
 import pytest
 from prometheus_client import REGISTRY
 from structlog.testing import capture_logs
@@ -29,7 +28,7 @@ from openpoker.tablelog import ids
 from tests.helpers.waiting import until
 from tests.services.dealer.fakes import failed
 from tests.services.dealer.rig import SLOW, Rig, rules
-from tests.services.dealer.test_handlers import Staff, refused
+from tests.services.dealer.test_handlers import Staff
 
 T = "hot"
 RETRY = OpenRetry(retry=0.02, retry_max=0.08, limit=5)
@@ -141,16 +140,6 @@ async def test_an_operator_pause_is_shown_as_the_operators(rig: Rig, stub: Any) 
     status = await stub.GetDealerStatus(pb.GetDealerStatusRequest())
     [paused] = status.paused
     assert (paused.paused_by, paused.reason, paused.failures) == (pb.PAUSED_BY_OPERATOR, "operator", 0)
-
-
-async def test_every_rpc_is_unavailable_while_the_dealer_catches_up(rig: Rig, stub: Any) -> None:
-    rig.app.live = False
-    for call in (
-        stub.GetDealerStatus(pb.GetDealerStatusRequest()),
-        stub.ListActiveHands(pb.ListActiveHandsRequest()),
-        stub.PauseTable(pb.PauseTableRequest(table="tables/hot")),
-    ):
-        assert await refused(call) == (grpc.StatusCode.UNAVAILABLE, "DEALER_CATCHING_UP")
 
 
 def test_the_back_off_and_the_pause_are_settings() -> None:
