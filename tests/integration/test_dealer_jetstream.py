@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -26,7 +27,8 @@ from openpoker.eventstore.subjects import table_subject
 from openpoker.services.dealer.app import DealerApp, DealerSettings
 from openpoker.services.dealer.audit import JetStreamAudit, read_reveals
 from openpoker.services.dealer.feed import TableFeed
-from openpoker.services.dealer.pauses import KvPauseStore
+from openpoker.services.dealer.pauses import DEALER_BUCKET, KvPauseStore
+from openpoker.services.dealer.pausing import DEALER, OPERATOR, Pause
 from openpoker.tablelog import ids
 from tests.helpers.waiting import until
 from tests.services.dealer.fakes import FakeRng, FakeTable, FakeWallet, log_events
@@ -131,3 +133,18 @@ async def test_feed_restart_audit_and_pauses(world: World) -> None:
         hand_id = ids.hand_id(T, n)
         assert reveals[hand_id].commitment == started[hand_id].commitment
         assert reveals[hand_id].hand_number == n
+
+
+async def test_pauses_are_stored_with_who_paused_and_why(world: World) -> None:
+    store = await KvPauseStore.open(world.js)
+    at = dt.datetime(2026, 11, 27, 3, 0, tzinfo=dt.UTC)
+    by_dealer = Pause(by=DEALER, reason="INSUFFICIENT_FUNDS", failures=5, detail="refused", at=at)
+    await store.set("t1", by_dealer)
+    await store.set("t2", Pause(at=at))
+    kv = await world.js.key_value(DEALER_BUCKET.bucket)
+    await kv.put("paused.t3", b"1")  # as stored before pauses had reasons: an operator's
+    loaded = await store.load()
+    assert loaded == {"t1": by_dealer, "t2": Pause(at=at), "t3": Pause()}
+    assert loaded["t3"].by == OPERATOR
+    await store.set("t1", None)
+    assert set(await store.load()) == {"t2", "t3"}

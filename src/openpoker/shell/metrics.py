@@ -12,8 +12,14 @@ open files), the services report what an operator must act on:
   (``eventstore.loading.Problem``: ``rejected`` for a bad signature, ``chain broken``...).
 * ``openpoker_snapshots_refused_total{service}``: snapshots not signed by their writer, ignored
   (the log was folded from its start instead).
+* ``openpoker_dealer_tables_paused{reason}``: tables where the dealer starts no hands, by why:
+  ``operator`` (PauseTable), or the refusal that kept the table's hands from opening when the
+  dealer paused it itself (``services.dealer.pausing``).
+* ``openpoker_dealer_hand_open_failures_total{reason}``: hands that could not open (the wallet
+  refused the reservation, the table refused ``StartHand``...), by the refusal's reason.
 
-Label values are bounded: a stream label appears only for a quarantined log.
+Label values are bounded: a stream label appears only for a quarantined log, and a reason is a
+service's stable refusal reason.
 """
 
 from __future__ import annotations
@@ -39,6 +45,16 @@ SNAPSHOTS_REFUSED = Counter(
     "Snapshots not signed by their stream's writer, ignored for the log",
     ["service"],
 )
+DEALER_TABLES_PAUSED = Gauge(
+    "openpoker_dealer_tables_paused",
+    "Tables where the dealer starts no hands, by why (operator, or the refusal that paused it)",
+    ["reason"],
+)
+DEALER_HAND_OPEN_FAILURES = Counter(
+    "openpoker_dealer_hand_open_failures",
+    "Hands the dealer could not open (reservation or start refused), by the refusal's reason",
+    ["reason"],
+)
 
 
 def quarantined(service: str, stream: str, problem: str) -> None:
@@ -49,6 +65,19 @@ def quarantined(service: str, stream: str, problem: str) -> None:
 
 def snapshot_refused(service: str) -> None:
     SNAPSHOTS_REFUSED.labels(service=service).inc()
+
+
+def dealer_paused(reason: str, *, paused: bool) -> None:
+    """A table paused (or resumed) for ``reason``."""
+    gauge = DEALER_TABLES_PAUSED.labels(reason=reason)
+    if paused:
+        gauge.inc()
+    else:
+        gauge.dec()
+
+
+def dealer_open_failed(reason: str) -> None:
+    DEALER_HAND_OPEN_FAILURES.labels(reason=reason).inc()
 
 
 @dataclass

@@ -12,7 +12,9 @@ Usage (inside an async main)::
     await running.stop()                          # NOT_SERVING, then finish in-flight RPCs
 
 Health: ``grpc.health.v1.Health`` answers SERVING for ``""`` and for every registered service
-name, and NOT_SERVING once ``stop`` begins (so load balancers drain first). Reflection (v1alpha,
+name, and NOT_SERVING once ``stop`` begins (so load balancers drain first). A service that is not
+ready when it starts listening (the dealer, until it has folded the logs) starts with
+``ready=False`` and calls ``set_serving(True)`` when it is. Reflection (v1alpha,
 the only version grpcio-reflection ships) lists every registered service plus health.
 """
 
@@ -71,6 +73,14 @@ class RunningServer:
     @property
     def address(self) -> str:
         return f"{self.host}:{self.port}"
+
+    async def set_serving(self, serving: bool) -> None:
+        """Report SERVING (or NOT_SERVING) for ``""`` and every service name; ignored once
+        ``stop`` has begun."""
+        codes = health_pb2.HealthCheckResponse
+        status = codes.SERVING if serving else codes.NOT_SERVING
+        for name in ("", *self.service_names):
+            await self.health.set(name, status)
 
     async def stop(self, grace: float | None = None) -> None:
         """Report NOT_SERVING, refuse new RPCs, let in-flight ones finish within ``grace``."""
@@ -141,6 +151,7 @@ async def start_server(
     *,
     interceptors: Sequence[aio.ServerInterceptor] = (),
     options: Sequence[tuple[str, Any]] = (),
+    ready: bool = True,
 ) -> RunningServer:
     """Build, bind and start the server; raise ``RuntimeError`` if a port cannot be bound.
 
@@ -194,9 +205,10 @@ async def start_server(
         if "cannot listen" in str(exc):
             raise
         raise RuntimeError(f"cannot listen on {config.address}: {exc}") from exc
+    status = health_pb2.HealthCheckResponse.SERVING if ready else health_pb2.HealthCheckResponse.NOT_SERVING
+    for name in ("", *names):  # before the first call can ask
+        await health_servicer.set(name, status)
     await server.start()
-    for name in ("", *names):
-        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     get_logger().info(
         "listening",
         address=f"{config.host}:{port}",

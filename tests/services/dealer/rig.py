@@ -35,7 +35,8 @@ def rules(
 
 
 class Rig:
-    def __init__(self) -> None:
+    def __init__(self, settings: DealerSettings | None = None) -> None:
+        self.settings = settings or DealerSettings(retry_delay=0.01, max_retry_delay=0.05)
         self.table = FakeTable(self._apply)
         self.rng = FakeRng(self.table)
         self.wallet = FakeWallet()
@@ -48,7 +49,7 @@ class Rig:
             table=self.table,
             wallet=self.wallet,
             audit=self.audit,
-            settings=DealerSettings(retry_delay=0.01, max_retry_delay=0.05),
+            settings=self.settings,
         )
 
     def _apply(self, table_id: str, env: Envelope, sequence: int) -> None:

@@ -1,5 +1,6 @@
 """DealerService over a real ``grpc.aio`` server (port 0), the app driving in-memory fakes:
-status, hands in flight with pagination, void, pause and resume, and the errors with reasons."""
+status, hands in flight with pagination, void, pause and resume, and the errors with reasons
+(UNAVAILABLE, never INTERNAL, while the dealer catches up or NATS is away)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from openpoker.api.dealer.v1 import dealer_service_pb2 as pb
 from openpoker.api.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
 from openpoker.engine.version import ENGINE_VERSION
+from openpoker.services.dealer.errors import LogUnreachable
 from openpoker.services.dealer.handlers import DealerServicer
 from openpoker.services.dealer.server import spec
 from openpoker.shell.client import channel, rich_error
@@ -43,15 +45,24 @@ class Staff:
 
 
 @pytest.fixture
-async def stub(rig: Rig) -> AsyncIterator[Any]:
+def lag() -> list[int | Exception]:
+    """What the feed answers for the consumer lag (a number, or the error it raises)."""
+    return [7]
+
+
+@pytest.fixture
+async def stub(rig: Rig, lag: list[int | Exception]) -> AsyncIterator[Any]:
     config = ShellConfig.from_env(
         "dealer", {"POKER_INSECURE": "true", "POKER_DEALER_PORT": "0", "POKER_GRACE_SECONDS": "0.1"}
     )
 
     async def pending() -> int:
-        return 7
+        if isinstance(lag[0], Exception):
+            raise lag[0]
+        return lag[0]
 
-    server = await start_server(config, [spec(DealerServicer(rig.app, pending=pending))])
+    servicer = DealerServicer(rig.app, pending=pending, behind=lambda: 3)
+    server = await start_server(config, [spec(servicer)])
     async with channel(server.address) as chan:
         yield Staff(pb_grpc.DealerServiceStub(chan))
     await server.stop()
@@ -134,4 +145,23 @@ async def test_void_pause_resume_and_errors(rig: Rig, stub: Any) -> None:
     assert await refused(stub.ListActiveHands(pb.ListActiveHandsRequest(page_token="bogus"))) == (
         grpc.StatusCode.INVALID_ARGUMENT,
         "INVALID_PAGE_TOKEN",
+    )
+
+
+async def test_unavailable_while_catching_up_and_while_nats_is_away(
+    rig: Rig, stub: Any, lag: list[int | Exception]
+) -> None:
+    rig.app.live = False  # the feed has not folded the log yet
+    for call in (
+        stub.GetDealerStatus(pb.GetDealerStatusRequest()),
+        stub.ListActiveHands(pb.ListActiveHandsRequest()),
+        stub.PauseTable(pb.PauseTableRequest(table="tables/t")),
+        stub.VoidHand(pb.VoidHandRequest(name="tables/t/hands/t-1")),
+    ):
+        assert await refused(call) == (grpc.StatusCode.UNAVAILABLE, "DEALER_CATCHING_UP")
+    rig.app.live = True
+    lag[0] = LogUnreachable()
+    assert await refused(stub.GetDealerStatus(pb.GetDealerStatusRequest())) == (
+        grpc.StatusCode.UNAVAILABLE,
+        "TABLE_LOG_UNAVAILABLE",
     )

@@ -8,13 +8,14 @@ import asyncio
 import datetime as dt
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from openpoker.eventstore.envelope import Envelope, StoredEnvelope
 from openpoker.eventstore.loading import Finding, Tip, Verifier, check_envelope
 from openpoker.presence import PresenceReport
 from openpoker.services.dealer.config import SERVICE
 from openpoker.services.dealer.driver import ActiveHandInfo, Stage, TableDriver, utc_now
+from openpoker.services.dealer.pausing import DEALER, OpenFailures, OpenRetry, Pause
 from openpoker.services.dealer.ports import AuditPort, RngPort, TablePort, WalletPort
 from openpoker.services.dealer.presence import DEFAULT_TTL, PresenceBook
 from openpoker.services.dealer.tracker import TableTrack
@@ -30,15 +31,16 @@ class DealerSettings:
     retry_delay: float = 0.2  # first back-off after a failed call; doubles up to max_retry_delay
     max_retry_delay: float = 2.0
     presence_ttl: float = DEFAULT_TTL  # a table-service instance silent this long has no players
+    open_retry: OpenRetry = field(default_factory=OpenRetry)  # hands that cannot open: back-off, pause
 
 
 class PauseStore:
-    """Which tables an operator paused (kept across restarts by the server's KV store)."""
+    """Which tables are paused and why (kept across restarts by the server's KV store)."""
 
-    async def load(self) -> set[str]:
-        return set()
+    async def load(self) -> dict[str, Pause]:
+        return {}
 
-    async def set(self, table_id: str, paused: bool) -> None:
+    async def set(self, table_id: str, pause: Pause | None) -> None:
         return None
 
 
@@ -63,7 +65,9 @@ class DealerApp:
         self.pauses = pauses or PauseStore()
         self.drivers: dict[str, TableDriver] = {}
         self.live = False
+        self.on_live: Callable[[], None] | None = None  # the server's health turns SERVING
         self.stopping = False
+        self.clock = clock
         self.started_at = clock()
         self.hands_completed = 0
         self.hands_voided = 0
@@ -72,7 +76,7 @@ class DealerApp:
         self.connection_reports = 0
         self.reveals_missing = 0
         self.pending_events = 0
-        self._paused: set[str] = set()
+        self._paused: dict[str, Pause] = {}
         # With a verifier (a keyring: a secure system) every envelope is checked as the table
         # service loads it (eventstore.loading); a table whose log holds one that fails is
         # quarantined: not followed, not driven, until an operator repairs it and restarts us.
@@ -80,10 +84,8 @@ class DealerApp:
         self.quarantined: dict[str, Finding] = {}
 
     async def load_pauses(self) -> None:
-        self._paused = await self.pauses.load()
-        for table_id in self._paused:
-            if table_id in self.drivers:
-                self.drivers[table_id].paused = True
+        for table_id, pause in (await self.pauses.load()).items():
+            self._record(table_id, pause)
 
     def driver(self, table_id: str) -> TableDriver:
         d = self.drivers.get(table_id)
@@ -91,7 +93,8 @@ class DealerApp:
             d = TableDriver(
                 track=TableTrack(table_id=table_id),
                 app=self,
-                paused=table_id in self._paused,
+                pause=self._paused.get(table_id),
+                opening=OpenFailures(self.settings.open_retry),
                 presence=PresenceBook(ttl=self.settings.presence_ttl),
             )
             self.drivers[table_id] = d
@@ -151,9 +154,13 @@ class DealerApp:
         self.live = True
         for d in self.drivers.values():
             d.wake.set()
+        if self.on_live is not None:
+            self.on_live()
 
     async def stop(self) -> None:
         self.stopping = True
+        for table_id in list(self._paused):  # this process no longer reports them
+            self._record(table_id, None)
         for d in self.drivers.values():
             d.wake.set()
         tasks = [d.task for d in self.drivers.values() if d.task is not None]
@@ -170,18 +177,58 @@ class DealerApp:
     def paused_tables(self) -> int:
         return sum(1 for d in self.drivers.values() if d.paused)
 
+    def pauses_shown(self) -> list[tuple[str, Pause]]:
+        """The paused tables the dealer follows, by table id."""
+        return sorted((t, d.pause) for t, d in self.drivers.items() if d.pause is not None)
+
     async def set_paused(self, table_id: str, paused: bool) -> TableDriver | None:
+        """The operator's lever: pause dealing at a table, or lift any pause (the dealer's own
+        too, with its count of failed hands, so the next hand is tried at once)."""
         d = self.drivers.get(table_id)
         if d is None or d.track.state is None:
             return None
-        await self.pauses.set(table_id, paused)
-        if paused:
-            self._paused.add(table_id)
-        else:
-            self._paused.discard(table_id)
-        d.paused = paused
-        d.wake.set()
+        pause = Pause(at=self.clock()) if paused else None
+        await self.pauses.set(table_id, pause)
+        before = self._paused.get(table_id)
+        if not paused:
+            d.opening.opened()
+            if before is not None and before.by == DEALER:
+                get_logger().info("dealer.table_resumed", table_id=table_id, reason=before.reason)
+        self._record(table_id, pause)
         return d
+
+    async def pause_by_dealer(self, d: TableDriver) -> None:
+        """Pause ``d``'s table because its hands keep failing to open: an operator's case
+        (``dealer.table_paused`` at error level, the metric, GetDealerStatus)."""
+        o = d.opening
+        pause = Pause(by=DEALER, reason=o.reason, failures=o.count, detail=o.detail, at=self.clock())
+        self._record(d.table_id, pause)  # in force at once, stored or not
+        stored = True
+        try:
+            await self.pauses.set(d.table_id, pause)
+        except Exception:  # NATS away: the pause holds until this process stops
+            stored = False
+        get_logger().error(
+            "dealer.table_paused",
+            table_id=d.table_id,
+            reason=o.reason,
+            failures=o.count,
+            detail=o.detail,
+            stored=stored,
+        )
+
+    def _record(self, table_id: str, pause: Pause | None) -> None:
+        """The one place a table's pause changes in memory (and in the paused gauge)."""
+        before = self._paused.pop(table_id, None)
+        if before is not None:
+            metrics.dealer_paused(before.reason, paused=False)
+        if pause is not None:
+            self._paused[table_id] = pause
+            metrics.dealer_paused(pause.reason, paused=True)
+        d = self.drivers.get(table_id)
+        if d is not None:
+            d.pause = pause
+            d.wake.set()
 
     async def void_hand(self, table_id: str, hand_id: str, reason: str) -> tuple[ActiveHandInfo, int]:
         """The operator's lever: void the hand in flight at a table (idempotent)."""

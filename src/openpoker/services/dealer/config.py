@@ -12,7 +12,11 @@ Besides the shell's ``POKER_*`` settings (``shell.config``):
   (``make run`` sets a little, so the live view can be followed);
 * ``POKER_DEALER_PRESENCE_TTL`` (default 6 s): a table-service instance not heard from for this
   long has no connected players (``services.dealer.presence``); keep it a few of the table
-  service's ``POKER_TABLE_PRESENCE_HEARTBEAT``.
+  service's ``POKER_TABLE_PRESENCE_HEARTBEAT``;
+* ``POKER_DEALER_OPEN_RETRY`` (default 1 s), ``POKER_DEALER_OPEN_RETRY_MAX`` (30 s),
+  ``POKER_DEALER_OPEN_FAILURES`` (5; 0 = never pause): a hand that cannot open (a refused
+  reservation, start or shuffle) delays the next by the first, doubling up to the second, and
+  after that many in a row the dealer pauses the table itself (``services.dealer.pausing``).
 
 * ``POKER_SIGNING_KEYS``: the published keyring (``DATA/pki/signing-keys.json``): every table
   envelope the dealer folds must follow its table's chain and be signed by a table key, else that
@@ -30,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from openpoker.eventstore.keyfiles import KeyringFile, keyring_setting
+from openpoker.services.dealer.pausing import OpenRetry
 from openpoker.shell.config import (
     DEFAULT_PORTS,
     ShellConfig,
@@ -57,6 +62,7 @@ class DealerConfig:
     call_attempts: int
     hand_delay_ms: int
     presence_ttl: float
+    open_retry: OpenRetry = field(default_factory=OpenRetry)
     keyring: KeyringFile | None = field(default=None, repr=False)
 
     @classmethod
@@ -78,4 +84,9 @@ class DealerConfig:
             call_attempts=env_int(env, "POKER_DEALER_CALL_ATTEMPTS", 3, minimum=1),
             hand_delay_ms=env_int(env, "POKER_DEALER_HAND_DELAY_MS", 0),
             presence_ttl=env_float(env, "POKER_DEALER_PRESENCE_TTL", 6.0, minimum=0.05),
+            open_retry=OpenRetry(
+                retry=env_float(env, "POKER_DEALER_OPEN_RETRY", 1.0, minimum=0.01),
+                retry_max=env_float(env, "POKER_DEALER_OPEN_RETRY_MAX", 30.0, minimum=0.01),
+                limit=env_int(env, "POKER_DEALER_OPEN_FAILURES", 5),
+            ),
         )

@@ -22,6 +22,11 @@ one thing that is due, in this order:
    ``Shuffle`` (commitment first), then table ``StartHand`` with the sealed deck and the version
    decided on.
 
+A hand that cannot open (a refused shuffle, start or reservation: not a retryable failure) pushes
+the next start back, and after a few in a row the dealer pauses the table itself
+(``services.dealer.pausing``), so a table whose hands cannot open never starts and voids hands in
+a tight loop.
+
 What the dealer remembers outside the log (hands reserved, settled, released) is lost on a
 restart; every step is idempotent under ids derived from the table and hand number
 (``tablelog.ids``), so the last hand of each table is simply taken through the steps
@@ -40,10 +45,12 @@ from typing import TYPE_CHECKING
 
 from openpoker.engine.table import TableState
 from openpoker.services.dealer import hand_calls
+from openpoker.services.dealer.pausing import OpenFailures, OpenRetry, Pause
 from openpoker.services.dealer.ports import CallFailed
 from openpoker.services.dealer.presence import PresenceBook
 from openpoker.services.dealer.tracker import HandRecord, TableTrack
 from openpoker.services.dealer.wakeup import Wakeup
+from openpoker.shell import metrics
 from openpoker.shell.logs import get_logger
 from openpoker.tablelog import ids
 
@@ -90,7 +97,8 @@ class TableDriver:
 
     track: TableTrack
     app: DealerApp
-    paused: bool = False
+    pause: Pause | None = None
+    opening: OpenFailures = field(default_factory=lambda: OpenFailures(OpenRetry()))
     wake: Wakeup = field(default_factory=Wakeup)
     reserved: set[str] = field(default_factory=set)
     done: set[str] = field(default_factory=set)
@@ -109,6 +117,10 @@ class TableDriver:
     @property
     def table_id(self) -> str:
         return self.track.table_id
+
+    @property
+    def paused(self) -> bool:
+        return self.pause is not None
 
     @property
     def timer(self) -> asyncio.TimerHandle | None:
@@ -178,11 +190,11 @@ class TableDriver:
             return None
         if t.next_plan() is None:
             return None
-        wait = self.last_finished + self.app.settings.hand_delay - time.monotonic()
+        due = max(self.last_finished + self.app.settings.hand_delay, self.opening.not_before)
+        wait = due - time.monotonic()
         if wait > 0:
             return wait
-        await self._start_next_hand()
-        return None
+        return await self._start_next_hand()
 
     async def _hand_step(self, h: HandRecord) -> float | None:
         if h.voided:
@@ -206,8 +218,10 @@ class TableDriver:
                     # after the hand they were dealt into is closed, so this is not a race.)
                     raise HandUnreservable(hand_id=h.hand_id, reason=exc.reason) from exc
                 await self.void(h, reason=f"stacks could not be reserved: {exc.reason}")
-                return None
+                await self._open_failed(exc)
+                return None  # the void wakes us; the next start waits for the back-off
             self.reserved.add(h.hand_id)
+            self.opening.opened()
         if h.ended is not None:
             self.stage = Stage.SETTLING
             await hand_calls.settle(self.app.wallet, self.table_id, h)
@@ -313,7 +327,27 @@ class TableDriver:
         if h.voided:
             self.app.hands_voided += 1
 
-    async def _start_next_hand(self) -> None:
+    async def _open_failed(self, exc: CallFailed) -> float | None:
+        """A hand could not open for a reason that will not pass by itself: back off, and
+        pause the table after too many in a row. Returns how long to wait."""
+        reason = exc.reason or exc.code
+        metrics.dealer_open_failed(reason)
+        self.stage = None
+        self.starting = None
+        pause = self.opening.failed(reason=reason, detail=str(exc), now=time.monotonic())
+        get_logger().warning(
+            "dealer.hand_open_failed",
+            table_id=self.table_id,
+            reason=reason,
+            failures=self.opening.count,
+            error=str(exc),
+        )
+        if pause:
+            await self.app.pause_by_dealer(self)
+            return None
+        return max(0.0, self.opening.not_before - time.monotonic())
+
+    async def _start_next_hand(self) -> float | None:
         t = self.track
         assert t.state is not None
         number = t.hands + 1
@@ -321,12 +355,17 @@ class TableDriver:
         self.stage = Stage.SHUFFLING
         self.hand_started_at = utc_now()
         self.starting = (hand_id, number)
-        shuffled = await self.app.rng.shuffle(
-            request_id=ids.request_id(self.table_id, number, "shuffle"),
-            table_id=self.table_id,
-            hand_id=hand_id,
-            deck_size=t.state.rules.deck_size,
-        )
+        try:
+            shuffled = await self.app.rng.shuffle(
+                request_id=ids.request_id(self.table_id, number, "shuffle"),
+                table_id=self.table_id,
+                hand_id=hand_id,
+                deck_size=t.state.rules.deck_size,
+            )
+        except CallFailed as exc:
+            if exc.retryable:
+                raise
+            return await self._open_failed(exc)
         decided_on = t.version  # the log moves on while we wait: keep what we decided on
         try:
             version = await self.app.table.start_hand(
@@ -340,15 +379,15 @@ class TableDriver:
         except CallFailed as exc:
             if exc.retryable:
                 raise
-            # The table moved on (a player joined or left) or no longer can start: decide again
-            # on the log as it now is.
+            if exc.reason != "STALE_VERSION":
+                return await self._open_failed(exc)
+            # The table moved on (a player joined or left): decide again on the log as it is.
             get_logger().info("dealer.start_refused", table_id=self.table_id, reason=exc.reason)
             self.stage = None
-            if exc.reason != "STALE_VERSION":
-                raise
             self.wait_version = decided_on + 1
-            return
+            return None
         self.wait_version = version
+        return None
 
     # -- operator levers -----------------------------------------------------------------------
 

@@ -13,12 +13,14 @@ import asyncio
 import contextlib
 
 from nats.aio.msg import Msg
+from nats.errors import Error as NatsError
 from nats.js import JetStreamContext, api
 from nats.js.errors import NotFoundError
 
 from openpoker.eventstore import codec
 from openpoker.eventstore.loading import Finding, Problem
 from openpoker.services.dealer.app import DealerApp
+from openpoker.services.dealer.errors import LogUnreachable
 from openpoker.shell.logs import get_logger
 
 TABLE_SUBJECTS = "poker.table.>"
@@ -115,11 +117,20 @@ class TableFeed:
         if not self._app.live and sequence >= self._catch_up_to:
             self._app.go_live()
 
+    def behind(self) -> int | None:
+        """Messages left to fold before the dealer has caught up (None: the stream's end is not
+        known yet, as while it waits for the stream)."""
+        if self._catch_up_to == 0 and not self._app.live:
+            return None
+        return max(0, self._catch_up_to - self.applied)
+
     async def pending(self) -> int:
         try:
             info = await self._js.stream_info(self._stream)
         except NotFoundError:
             return 0
+        except (NatsError, TimeoutError) as exc:  # never INTERNAL for a NATS that is away
+            raise LogUnreachable() from exc
         return max(0, int(info.state.last_seq or 0) - self.applied)
 
     async def stop(self) -> None:

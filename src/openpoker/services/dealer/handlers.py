@@ -5,11 +5,15 @@ The dealer's API is the operator's: pausing, resuming and voiding need an operat
 auditor. Callers are named by ``shell.callers.caller_of`` (the ``x-caller`` header on a plaintext
 test rig only): deny by default, UNAUTHENTICATED CALLER_REQUIRED for an anonymous caller,
 PERMISSION_DENIED CALLER_NOT_ALLOWED for another.
+
+Until the dealer has folded the table logs after its start (``DealerApp.live``) every RPC is
+refused with UNAVAILABLE ``DEALER_CATCHING_UP``: its view of the tables would be partial (a
+table not folded yet is not "not found", and a hand list would be empty).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from grpc import aio
@@ -19,7 +23,13 @@ from openpoker.api.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
 from openpoker.engine.version import ENGINE_VERSION
 from openpoker.services.dealer import mapping
 from openpoker.services.dealer.app import DealerApp, HandFinished, UnknownHand
-from openpoker.services.dealer.errors import BadName, HandAlreadyFinished, HandNotFound, TableNotFound
+from openpoker.services.dealer.errors import (
+    BadName,
+    CatchingUp,
+    HandAlreadyFinished,
+    HandNotFound,
+    TableNotFound,
+)
 from openpoker.shell import paging
 from openpoker.shell.callers import authorize, caller_of
 from openpoker.shell.logs import bind
@@ -36,21 +46,29 @@ ALLOWED_CALLERS: Mapping[str, frozenset[str]] = {
 }
 
 
-def _enter(method: str, context: aio.ServicerContext[Any, Any]) -> None:
-    caller = caller_of(context)
-    bind(caller=caller or "-")
-    authorize(ALLOWED_CALLERS, method, caller)
-
-
 class DealerServicer(pb_grpc.DealerServiceServicer):
-    def __init__(self, app: DealerApp, *, pending: Any = None) -> None:
+    def __init__(
+        self,
+        app: DealerApp,
+        *,
+        pending: Callable[[], Awaitable[int]] | None = None,
+        behind: Callable[[], int | None] | None = None,
+    ) -> None:
         self._app = app
-        self._pending = pending  # async () -> int: consumer lag (the feed), if any
+        self._pending = pending  # consumer lag (the feed), if any
+        self._behind = behind  # messages left to fold before the dealer has caught up, if known
+
+    def _enter(self, method: str, context: aio.ServicerContext[Any, Any]) -> None:
+        caller = caller_of(context)
+        bind(caller=caller or "-")
+        authorize(ALLOWED_CALLERS, method, caller)
+        if not self._app.live:
+            raise CatchingUp(behind=None if self._behind is None else self._behind())
 
     async def GetDealerStatus(
         self, request: pb.GetDealerStatusRequest, context: aio.ServicerContext[Any, Any]
     ) -> pb.GetDealerStatusResponse:
-        _enter("GetDealerStatus", context)
+        self._enter("GetDealerStatus", context)
         app = self._app
         pending = 0 if self._pending is None else await self._pending()
         return pb.GetDealerStatusResponse(
@@ -61,12 +79,13 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
             pending_events=pending,
             started_at=mapping.timestamp(app.started_at),
             engine_version=ENGINE_VERSION,
+            paused=[mapping.paused_table(t, p) for t, p in app.pauses_shown()],
         )
 
     async def ListActiveHands(
         self, request: pb.ListActiveHandsRequest, context: aio.ServicerContext[Any, Any]
     ) -> pb.ListActiveHandsResponse:
-        _enter("ListActiveHands", context)
+        self._enter("ListActiveHands", context)
         size = paging.page_size(request.page_size)
         offset = paging.page_offset(request.page_token, t=request.table)
         hands = self._app.active_hands()
@@ -84,7 +103,7 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
     async def VoidHand(
         self, request: pb.VoidHandRequest, context: aio.ServicerContext[Any, Any]
     ) -> pb.VoidHandResponse:
-        _enter("VoidHand", context)
+        self._enter("VoidHand", context)
         parsed = ids.parse_hand_name(request.name)
         if parsed is None:
             raise BadName(name=request.name, expected="tables/{table}/hands/{hand}")
@@ -110,11 +129,11 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
     async def PauseTable(
         self, request: pb.PauseTableRequest, context: aio.ServicerContext[Any, Any]
     ) -> pb.PauseTableResponse:
-        _enter("PauseTable", context)
+        self._enter("PauseTable", context)
         return pb.PauseTableResponse(table=await self._pause(request.table, True), paused=True)
 
     async def ResumeTable(
         self, request: pb.ResumeTableRequest, context: aio.ServicerContext[Any, Any]
     ) -> pb.ResumeTableResponse:
-        _enter("ResumeTable", context)
+        self._enter("ResumeTable", context)
         return pb.ResumeTableResponse(table=await self._pause(request.table, False), paused=False)

@@ -8,6 +8,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from openpoker.api.dealer.v1 import dealer_service_pb2 as pb
 from openpoker.services.dealer.driver import ActiveHandInfo, Stage
+from openpoker.services.dealer.pausing import DEALER, Pause
 from openpoker.tablelog import ids
 
 STAGES: dict[Stage, int] = {
@@ -38,4 +39,17 @@ def active_hand(info: ActiveHandInfo) -> pb.ActiveHand:
     )
     if info.action_deadline is not None:
         msg.action_deadline.CopyFrom(timestamp(info.action_deadline))
+    return msg
+
+
+def paused_table(table_id: str, pause: Pause) -> pb.PausedTable:
+    msg = pb.PausedTable(
+        table=ids.table_name(table_id),
+        paused_by=pb.PAUSED_BY_DEALER if pause.by == DEALER else pb.PAUSED_BY_OPERATOR,
+        reason=pause.reason,
+        failures=pause.failures,
+        detail=pause.detail,
+    )
+    if pause.at is not None:
+        msg.paused_at.CopyFrom(timestamp(pause.at))
     return msg

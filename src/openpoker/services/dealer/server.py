@@ -1,5 +1,8 @@
 """Wiring: NATS connection, clients of rng/table/wallet, the audit stream, the feed, the gRPC
-server, and a clean stop (feed first, then the drivers, then the server and connections)."""
+server, and a clean stop (feed first, then the drivers, then the server and connections).
+
+The server's health is NOT_SERVING from its start until the feed has folded the table logs
+(``DealerApp.go_live``); the RPCs answer UNAVAILABLE ``DEALER_CATCHING_UP`` meanwhile."""
 
 from __future__ import annotations
 
@@ -68,13 +71,26 @@ async def start(config: DealerConfig) -> DealerServer:
         table=GrpcTable(chans[1], timeout=timeout, attempts=attempts),
         wallet=GrpcWallet(chans[2], timeout=timeout, attempts=attempts),
         audit=audit,
-        settings=DealerSettings(hand_delay=config.hand_delay_ms / 1000, presence_ttl=config.presence_ttl),
+        settings=DealerSettings(
+            hand_delay=config.hand_delay_ms / 1000,
+            presence_ttl=config.presence_ttl,
+            open_retry=config.open_retry,
+        ),
         pauses=await KvPauseStore.open(js),
         verifier=None if config.keyring is None else config.keyring.verifier(TABLE_WRITER),
     )
     await app.load_pauses()
     feed = TableFeed(js, app, stream=config.table_stream)
-    server = await start_server(config.shell, [spec(DealerServicer(app, pending=feed.pending))])
+    servicer = DealerServicer(app, pending=feed.pending, behind=feed.behind)
+    server = await start_server(config.shell, [spec(servicer)], ready=False)
+    live: set[asyncio.Task[None]] = set()
+
+    def serving() -> None:
+        task = asyncio.get_running_loop().create_task(server.set_serving(True))
+        live.add(task)  # kept until done: a task only the loop references may be collected
+        task.add_done_callback(live.discard)
+
+    app.on_live = serving
     feed.start()
     # After the feed: a report for a table the feed has not folded yet is dropped, and the
     # instance's next heartbeat repeats it.
