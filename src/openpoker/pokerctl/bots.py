@@ -528,6 +528,17 @@ class BotRun:
     def failures(self) -> list[BaseException]:
         return [t.exception() for t in self.tasks if t.done() and not t.cancelled() and t.exception()]  # type: ignore[misc]
 
+    def ended(self) -> list[tuple[str, BaseException | None]]:
+        """The bots that have stopped by themselves, with why (None: ended without an error)."""
+        return [
+            (bot.player, task.exception())
+            for bot, task in zip(self.bots, self.tasks, strict=True)
+            if task.done() and not task.cancelled()
+        ]
+
+    def all_ended(self) -> bool:
+        return all(task.done() for task in self.tasks)
+
 
 def _conn(conn: Connection | None, **targets: str) -> Connection:
     return conn if conn is not None else Connection.plaintext(targets)
@@ -540,16 +551,21 @@ async def create_table(
     *,
     exist_ok: bool = True,
     conn: Connection | None = None,
+    within: float | None = PATIENCE,
 ) -> None:
-    """Create a table as staff (``conn``, else plaintext to ``table_target``)."""
+    """Create a table as staff (``conn``, else plaintext to ``table_target``), through faults
+    for ``within`` seconds (the same request id: a retried creation is a duplicate)."""
     conn = _conn(conn, table=table_target)
     async with conn.staff_channel("table") as chan:
         stub: Any = tgrpc.TableServiceStub(chan)
         try:
-            await stub.CreateTable(
+            await retry_unary(
+                stub.CreateTable,
                 tpb.CreateTableRequest(request_id=_rid(), table_id=table_id, config=config),
                 timeout=DEADLINE,
                 metadata=conn.staff_metadata(),
+                what="table.CreateTable",
+                within=within,
             )
         except grpc.RpcError as err:
             if not (exist_ok and rich_error(err).reason == "TABLE_ALREADY_EXISTS"):
@@ -567,9 +583,11 @@ async def start_bots(
     on_view: ViewSink | None = None,
     stats: BotStats | None = None,
     conn: Connection | None = None,
+    patience: float | None = PATIENCE,
 ) -> BotRun:
     """Start ``players_per_table`` bots at each table (one channel per 16 bots); over ``conn``
-    (players on the table's client port), else plaintext to the targets."""
+    (players on the table's client port), else plaintext to the targets. Each bot tries through
+    faults for ``patience`` seconds (None: for ever) before it gives up."""
     conn = _conn(conn, table=table_target, wallet=wallet_target)
     stats = stats or BotStats()
     chans: list[Any] = []
@@ -593,6 +611,7 @@ async def start_bots(
                     on_view=on_view,
                     meta=conn.player_metadata(player),
                     wallet_meta=conn.staff_metadata() if conn.secure else None,
+                    patience=patience,
                 )
             )
     tasks = [asyncio.get_running_loop().create_task(b.run(), name=b.player) for b in bots]

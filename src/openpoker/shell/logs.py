@@ -59,6 +59,26 @@ def configure_logging(config: ShellConfig) -> None:
     _configured[wrapper] = level <= logging.DEBUG
 
 
+def configure_cli_logging(level: str = "warning") -> None:
+    """A command line's logging: lines at ``level`` and above, readable, on stderr, so stdout
+    keeps only the command's own output (``pokerctl``; the bots' retries log at debug)."""
+    number = logging.getLevelNamesMapping().get(level.upper(), logging.WARNING)
+    wrapper = structlog.make_filtering_bound_logger(number)
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.dev.ConsoleRenderer(colors=False),
+        ],
+        wrapper_class=wrapper,
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=False,
+    )
+    _configured.clear()
+    _configured[wrapper] = number <= logging.DEBUG
+
+
 def get_logger(**initial: Any) -> Any:
     """A bound structlog logger (typed ``Any``: structlog's proxies are dynamic)."""
     return structlog.get_logger(**initial)
