@@ -176,7 +176,13 @@ async def test_bots_started_while_the_wallet_is_down_wait_then_play(
         assert not task.done()
     finally:
         await system.restart("wallet")
-    await answer(lambda: _hands_at_least(system, table_id, 2), what="hands played after the wallet came back")
+    players = {f"bot-{table_id}-{i + 1}" for i in range(BOTS)}
+
+    async def all_playing() -> bool | None:
+        table = await _table(system, table_id)
+        return True if table is not None and table.hands_played >= 2 and _seated(table) == players else None
+
+    await answer(all_playing, what="every bot seated and hands played after the wallet came back")
     stop.set()
     run = await task
     assert run.ended() == []
