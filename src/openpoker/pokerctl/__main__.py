@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from openpoker.shell.logs import configure_cli_logging
+from openpoker.shell.logs import cli_logging
 
 COMMANDS: tuple[str, ...] = (
     "phh",
@@ -45,8 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_cli_logging(os.environ.get("POKER_LOG_LEVEL", "warning"))
-    code: int = args.func(args)
+    with cli_logging(os.environ.get("POKER_LOG_LEVEL", "warning")):
+        code: int = args.func(args)
     return code
 
 
