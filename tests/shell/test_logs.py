@@ -10,7 +10,7 @@ import pytest
 import structlog
 
 from openpoker.shell.config import ShellConfig
-from openpoker.shell.logs import bind, configure_logging, debug_enabled, get_logger
+from openpoker.shell.logs import bind, cli_logging, configure_logging, debug_enabled, get_logger
 from tests.helpers.natscreds import nats_env
 
 
@@ -64,3 +64,21 @@ def test_debug_enabled_follows_the_configured_level() -> None:
     assert not debug_enabled()
     structlog.reset_defaults()  # someone else's configuration: assume debug lines are kept
     assert debug_enabled()
+
+
+def test_cli_logging_keeps_stdout_clean_and_restores_what_was_before(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with cli_logging("warning"):
+        assert not debug_enabled()
+        get_logger().debug("retry.again", what="wallet.Deposit")
+        get_logger().warning("retry.gave_up", what="wallet.Deposit", code="UNAVAILABLE")
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "retry.gave_up" in err
+    assert "UNAVAILABLE" in err
+    assert "retry.again" not in err
+    assert debug_enabled()  # structlog's defaults again
+    with cli_logging("debug"):
+        get_logger().debug("retry.again")
+    assert "retry.again" in capsys.readouterr().err

@@ -3,14 +3,20 @@
 Each sub-command lives in its own module ``pokerctl.cmd_<name>`` exposing
 ``register(subparsers)``, which adds its parser and sets ``func`` (returning the exit code).
 Adding a command means adding a module and its name to ``COMMANDS``.
+
+Library log lines (``shell.logs``: the bots' retries at debug, give-ups at warning) go to
+stderr from ``$POKER_LOG_LEVEL`` up (default warning), never into a command's stdout.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
+
+from openpoker.shell.logs import cli_logging
 
 COMMANDS: tuple[str, ...] = (
     "phh",
@@ -39,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    code: int = args.func(args)
+    with cli_logging(os.environ.get("POKER_LOG_LEVEL", "warning")):
+        code: int = args.func(args)
     return code
 
 

