@@ -30,6 +30,7 @@ COMMANDS: tuple[str, ...] = (
     "replay",
     "token",
     "table",
+    "dealer",
     "backup",  # and "restore"
     "keys",
 )
