@@ -1,0 +1,88 @@
+"""Where checkpoints live: the KV bucket ``poker-dealer``, key ``checkpoint.<table_id>``
+(``checkpoint.FORMAT`` JSON), beside the pauses (``paused.<table_id>``).
+
+``Checkpoints.note`` is called after every envelope the app folds; between hands, and at most
+once per ``checkpoint.EVERY`` table versions (at once for a table without one), it encodes the
+track and queues it; ``run`` writes the queue in the background, the newest per table only. A
+failed write is logged and dropped: the next checkpoint replaces it, and a missing one only
+makes the next start fold more of that table's log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from nats.errors import Error as NatsError
+from nats.js.errors import KeyNotFoundError, NoKeysError
+from nats.js.kv import KeyValue
+
+from openpoker.services.dealer import checkpoint
+from openpoker.services.dealer.tracker import TableTrack
+from openpoker.shell.logs import get_logger
+
+PREFIX = "checkpoint."
+FLUSH_EVERY = 0.2  # seconds between writes of the queue (a table's newest checkpoint only)
+
+
+class Checkpoints:
+    def __init__(self, kv: KeyValue | None = None, *, every: int = checkpoint.EVERY) -> None:
+        self._kv = kv
+        self.every = every
+        self._saved: dict[str, int] = {}  # table id -> version of its last checkpoint taken
+        self._queue: dict[str, bytes] = {}
+        self._ready = asyncio.Event()
+        self.written = 0
+
+    def note(self, track: TableTrack) -> None:
+        """Take a checkpoint of ``track`` if one is due (pure but for the queue)."""
+        if self._kv is None or not checkpoint.between_hands(track):
+            return
+        saved = self._saved.get(track.table_id)
+        if saved is not None and track.version - saved < self.every:
+            return
+        self._saved[track.table_id] = track.version
+        self._queue[track.table_id] = checkpoint.encode(track)
+        self._ready.set()
+
+    def restored(self, track: TableTrack) -> None:
+        """``track`` came from its checkpoint: the next one is due ``every`` versions later."""
+        self._saved[track.table_id] = track.version
+
+    async def load(self) -> dict[str, bytes]:
+        """Every stored checkpoint, by table id (undecoded)."""
+        kv = self._kv
+        if kv is None:
+            return {}
+        try:
+            keys = await kv.keys()
+        except NoKeysError:
+            return {}
+        found: dict[str, bytes] = {}
+        for key in keys:
+            if key.startswith(PREFIX):
+                with contextlib.suppress(KeyNotFoundError):  # deleted meanwhile
+                    entry = await kv.get(key)
+                    found[key[len(PREFIX) :]] = entry.value or b""
+        return found
+
+    async def run(self) -> None:
+        """Write queued checkpoints until cancelled."""
+        while True:
+            await self._ready.wait()
+            self._ready.clear()
+            await self.flush()
+            await asyncio.sleep(FLUSH_EVERY)
+
+    async def flush(self) -> None:
+        kv = self._kv
+        queue, self._queue = self._queue, {}
+        if kv is None:
+            return
+        for table_id, data in queue.items():
+            try:
+                await kv.put(PREFIX + table_id, data)
+                self.written += 1
+            except (NatsError, TimeoutError) as exc:  # NATS away: a later checkpoint replaces it
+                self._saved.pop(table_id, None)
+                get_logger().warning("dealer.checkpoint_unsaved", table_id=table_id, error=repr(exc))
