@@ -18,6 +18,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 
 from nats.aio.msg import Msg
+from nats.errors import Error as NatsError
 from nats.js import JetStreamContext, api
 from nats.js.errors import NotFoundError
 
@@ -28,9 +29,11 @@ from openpoker.services.dealer.tracker import TableTrack
 from openpoker.shell.logs import get_logger
 
 PARALLEL = 8  # tables read at once
+GETS = 1_000  # direct gets for a checkpointed table's tail before it is read by a consumer
+RETRY = 0.5  # seconds before a table whose read failed is read again from where it stands
 STALL = 5.0  # seconds without a message before a table's read is started again where it stands
 
-Fold = Callable[[Msg], Awaitable[None]]
+Fold = Callable[[str, int, bytes], Awaitable[None]]  # subject, stream sequence, data
 
 
 def table_of(subject: str) -> str:
@@ -65,7 +68,8 @@ async def usable(js: JetStreamContext, stream: str, subject: str, data: bytes | 
 async def read_tail(
     js: JetStreamContext, stream: str, subject: str, *, after: int, stop: int, fold: Fold
 ) -> None:
-    """Fold ``subject``'s messages after sequence ``after`` up to ``stop`` (inclusive)."""
+    """Fold ``subject``'s messages after sequence ``after`` up to ``stop`` (inclusive) by an
+    ordered consumer (a table with no usable checkpoint: its whole log)."""
     try:
         last = int((await js.get_last_msg(stream, subject)).seq or 0)
     except NotFoundError:
@@ -73,6 +77,25 @@ async def read_tail(
     stop = min(stop, last)
     while after < stop:
         after = await _read_once(js, stream, subject, after=after, stop=stop, fold=fold)
+
+
+async def get_tail(
+    js: JetStreamContext, stream: str, subject: str, *, after: int, stop: int, fold: Fold
+) -> int:
+    """Fold ``subject``'s messages after ``after`` up to ``stop`` one direct get each (the tail
+    after a checkpoint: about ``checkpoint.EVERY`` messages; no consumer, so nothing to pace);
+    give up after ``GETS`` and return the sequence reached."""
+    for _ in range(GETS):
+        try:
+            raw = await js.get_msg(stream, seq=after + 1, subject=subject, next=True, direct=True)
+        except NotFoundError:
+            return stop
+        sequence = int(raw.seq or 0)
+        if sequence > stop or sequence <= after:
+            return stop
+        await fold(subject, sequence, raw.data or b"")
+        after = sequence
+    return after
 
 
 async def _read_once(
@@ -85,10 +108,13 @@ async def _read_once(
     async def take(msg: Msg) -> None:
         nonlocal position
         sequence = int(msg.metadata.sequence.stream)
-        if sequence <= position or sequence > stop:
+        if sequence > stop:  # in order: nothing at or before ``stop`` is left (the feed has it)
+            reached.set()
+            return
+        if sequence <= position:
             return
         position = sequence
-        await fold(msg)
+        await fold(msg.subject, sequence, msg.data)
         if sequence >= stop:
             reached.set()
 
@@ -113,7 +139,7 @@ async def _read_once(
                 break
     finally:
         await sub.unsubscribe()
-    return position
+    return stop if reached.is_set() else position
 
 
 async def catch_up(
@@ -133,14 +159,23 @@ async def catch_up(
 
     async def one(subject: str) -> None:
         nonlocal restored
+        table_id = table_of(subject)
         async with gate:
-            track = await usable(js, stream, subject, stored.get(table_of(subject)))
-            after = 0
+            track = await usable(js, stream, subject, stored.get(table_id))
             if track is not None and track.sequence <= stop:
                 app.restore(track)
-                after = track.sequence
                 restored += 1
-            await read_tail(js, stream, subject, after=after, stop=stop, fold=fold)
+            while True:
+                d = app.drivers.get(table_id)
+                after = 0 if d is None else d.track.sequence
+                try:
+                    if track is not None:
+                        after = await get_tail(js, stream, subject, after=after, stop=stop, fold=fold)
+                    await read_tail(js, stream, subject, after=after, stop=stop, fold=fold)
+                    return
+                except (NatsError, TimeoutError) as exc:  # NATS busy or away: again, from here
+                    get_logger().warning("dealer.catch_up_retry", subject=subject, error=str(exc))
+                    await asyncio.sleep(RETRY)
 
     await asyncio.gather(*(one(s) for s in listed))
     return restored, len(listed)

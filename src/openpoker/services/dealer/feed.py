@@ -115,26 +115,26 @@ class TableFeed:
         self._app.go_live()
 
     async def _on_message(self, msg: Msg) -> None:
-        await self._fold(msg)
-        self.applied = stream_sequence(msg)
-
-    async def _fold(self, msg: Msg) -> None:
-        """Decode and apply one table message (never raises: one bad message must not stop us)."""
         sequence = stream_sequence(msg)
-        table_id = table_of(msg.subject)
+        await self._fold(msg.subject, sequence, msg.data)
+        self.applied = sequence
+
+    async def _fold(self, subject: str, sequence: int, data: bytes) -> None:
+        """Decode and apply one table message (never raises: one bad message must not stop us)."""
+        table_id = table_of(subject)
         try:
-            envelope = codec.decode(msg.data)
+            envelope = codec.decode(data)
         except Exception as exc:  # protobuf's DecodeError and friends
             envelope = None
             if self._app.verifier is not None:  # checked as a load checks: the table is quarantined
-                self._app.quarantine(table_id, undecodable(self._app, table_id, msg.subject, sequence, exc))
+                self._app.quarantine(table_id, undecodable(self._app, table_id, subject, sequence, exc))
             else:
-                get_logger().warning("dealer.bad_envelope", subject=msg.subject, sequence=sequence)
+                get_logger().warning("dealer.bad_envelope", subject=subject, sequence=sequence)
         try:
             if envelope is not None:
-                self._app.apply(table_id, envelope, sequence, subject=msg.subject)
+                self._app.apply(table_id, envelope, sequence, subject=subject)
         except Exception:  # one bad message must not stop the feed; the table's driver is stale
-            get_logger().exception("dealer.bad_envelope", subject=msg.subject, sequence=sequence)
+            get_logger().exception("dealer.bad_envelope", subject=subject, sequence=sequence)
 
     def behind(self) -> int | None:
         """Messages left to fold before the dealer has caught up (None: the stream's end is not
