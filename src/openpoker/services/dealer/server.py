@@ -1,5 +1,6 @@
 """Wiring: NATS connection, clients of rng/table/wallet, the audit stream, the feed, the gRPC
-server, and a clean stop (feed first, then the drivers, then the server and connections).
+server, the checkpoint writer, and a clean stop (feed first, then the last checkpoints, the
+drivers, the server and connections).
 
 The server's health is NOT_SERVING from its start until the feed has folded the table logs
 (``DealerApp.go_live``); the RPCs answer UNAVAILABLE ``DEALER_CATCHING_UP`` meanwhile."""
