@@ -133,3 +133,20 @@ async def test_checkpoints_are_taken_between_hands_every_so_many_versions() -> N
     assert versions[0] == 1  # the table's first envelope: a table is never without one for long
     assert all(b - a >= 10 for a, b in itertools.pairwise(versions))
     assert checkpoint.decode(kv.values["checkpoint." + T], T).version == versions[-1]
+
+
+async def test_a_table_gone_quiet_between_hands_is_checkpointed_at_its_last_version() -> None:
+    kv = _Kv()
+    book = Checkpoints(kv, every=1_000)  # type: ignore[arg-type]
+    track = TableTrack(table_id=T)
+    for seq, env in await played_log():
+        track.apply(env, seq)  # type: ignore[arg-type]
+        book.note(track)
+    await book.flush()
+    assert checkpoint.decode(kv.values["checkpoint." + T], T).version == 1  # only the first
+    book.sweep([track])  # moved since its checkpoint: seen now, not yet quiet
+    await book.flush()
+    assert checkpoint.decode(kv.values["checkpoint." + T], T).version == 1
+    book.sweep([track])  # unchanged since the last sweep: quiet
+    await book.flush()
+    assert checkpoint.decode(kv.values["checkpoint." + T], T).version == track.version

@@ -28,7 +28,7 @@ from openpoker.services.dealer.app import DealerApp
 from openpoker.services.dealer.tracker import TableTrack
 from openpoker.shell.logs import get_logger
 
-PARALLEL = 8  # tables read at once
+PARALLEL = 16  # tables read at once
 GETS = 1_000  # direct gets for a checkpointed table's tail before it is read by a consumer
 RETRY = 0.5  # seconds before a table whose read failed is read again from where it stands
 STALL = 5.0  # seconds without a message before a table's read is started again where it stands
@@ -171,7 +171,8 @@ async def catch_up(
                 try:
                     if track is not None:
                         after = await get_tail(js, stream, subject, after=after, stop=stop, fold=fold)
-                    await read_tail(js, stream, subject, after=after, stop=stop, fold=fold)
+                    if after < stop:
+                        await read_tail(js, stream, subject, after=after, stop=stop, fold=fold)
                     return
                 except (NatsError, TimeoutError) as exc:  # NATS busy or away: again, from here
                     get_logger().warning("dealer.catch_up_retry", subject=subject, error=str(exc))

@@ -3,7 +3,9 @@
 
 ``Checkpoints.note`` is called after every envelope the app folds; between hands, and at most
 once per ``checkpoint.EVERY`` table versions (at once for a table without one), it encodes the
-track and queues it; ``run`` writes the queue in the background, the newest per table only. A
+track and queues it; ``run`` writes the queue in the background, the newest per table only, and
+checkpoints tables gone quiet between hands (``sweep``), so an idle table's next start reads
+nothing. A
 failed write is logged and dropped: the next checkpoint replaces it, and a missing one only
 makes the next start fold more of that table's log.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable, Iterable
 
 from nats.errors import Error as NatsError
 from nats.js.errors import KeyNotFoundError, NoKeysError
@@ -23,6 +26,7 @@ from openpoker.shell.logs import get_logger
 
 PREFIX = "checkpoint."
 FLUSH_EVERY = 0.2  # seconds between writes of the queue (a table's newest checkpoint only)
+SWEEP_EVERY = 5.0  # seconds between looks for tables gone quiet since their last checkpoint
 
 
 class Checkpoints:
@@ -31,6 +35,7 @@ class Checkpoints:
         self.every = every
         self._saved: dict[str, int] = {}  # table id -> version of its last checkpoint taken
         self._queue: dict[str, bytes] = {}
+        self._seen: dict[str, int] = {}  # table id -> version at the last sweep
         self._ready = asyncio.Event()
         self.written = 0
 
@@ -66,10 +71,28 @@ class Checkpoints:
                     found[key[len(PREFIX) :]] = entry.value or b""
         return found
 
-    async def run(self) -> None:
-        """Write queued checkpoints until cancelled."""
+    def sweep(self, tracks: Iterable[TableTrack]) -> None:
+        """Checkpoint the tables that have gone quiet between hands since their last checkpoint
+        (a table idle for long would otherwise leave up to ``every`` versions to read at the next
+        start): those whose version has not moved since the previous sweep."""
+        for track in tracks:
+            seen, self._seen[track.table_id] = self._seen.get(track.table_id), track.version
+            saved = self._saved.get(track.table_id)
+            if seen == track.version and saved is not None and saved < track.version:
+                self._saved.pop(track.table_id)  # due at once
+                self.note(track)
+
+    async def run(self, tracks: Callable[[], Iterable[TableTrack]] = tuple) -> None:
+        """Write queued checkpoints, and sweep ``tracks()`` every ``SWEEP_EVERY``, until
+        cancelled."""
+        loop = asyncio.get_running_loop()
+        swept = loop.time()
         while True:
-            await self._ready.wait()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._ready.wait(), SWEEP_EVERY)
+            if loop.time() - swept >= SWEEP_EVERY:
+                swept = loop.time()
+                self.sweep(tracks())
             self._ready.clear()
             await self.flush()
             await asyncio.sleep(FLUSH_EVERY)

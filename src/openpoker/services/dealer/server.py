@@ -102,7 +102,9 @@ async def start(config: DealerConfig) -> DealerServer:
         task.add_done_callback(live.discard)
 
     app.on_live = serving
-    saver = asyncio.get_running_loop().create_task(app.checkpoints.run(), name="dealer-checkpoints")
+    saver = asyncio.get_running_loop().create_task(
+        app.checkpoints.run(lambda: [d.track for d in app.drivers.values()]), name="dealer-checkpoints"
+    )
     feed.start()
     # After the feed: a report for a table the feed has not folded yet is dropped, and the
     # instance's next heartbeat repeats it.
