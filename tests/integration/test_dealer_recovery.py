@@ -28,8 +28,11 @@ from openpoker.eventstore.subjects import table_subject
 from openpoker.services.dealer.app import DealerApp, DealerSettings
 from openpoker.services.dealer.audit import JetStreamAudit
 from openpoker.services.dealer.checkpoints import PREFIX, Checkpoints
+from openpoker.services.dealer.config import DealerConfig
 from openpoker.services.dealer.feed import TableFeed
 from openpoker.services.dealer.pauses import DEALER_BUCKET, KvPauseStore
+from openpoker.services.dealer.server import SERVICE_NAME, start
+from openpoker.shell.client import health_status
 from openpoker.tablelog import ids
 from tests.helpers.waiting import answer, until
 from tests.services.dealer.fakes import FakeRng, FakeTable, FakeWallet
@@ -200,3 +203,36 @@ async def test_a_missing_or_corrupt_checkpoint_folds_that_tables_log(world: Worl
         await deals_again(world, app)
     finally:
         await stop(app, feed)
+
+
+async def test_the_dealer_service_reports_serving_within_seconds_of_a_restart(
+    world: World, nats_url: str
+) -> None:
+    """The real service's wiring (health NOT_SERVING until caught up) over the same long history;
+    its peers are unreachable, which only delays its calls, never its catching up."""
+    await long_history(world)
+    nowhere = "127.0.0.1:1"
+    config = DealerConfig.from_env(
+        {
+            "POKER_INSECURE": "true",
+            "POKER_DEALER_PORT": "0",
+            "POKER_NATS_URL": nats_url,
+            "POKER_RNG_TARGET": nowhere,
+            "POKER_TABLE_TARGET": nowhere,
+            "POKER_WALLET_TARGET": nowhere,
+        }
+    )
+    began = time.monotonic()
+    running = await start(config)
+    try:
+
+        async def serving() -> bool | None:
+            return True if await health_status(running.server.address, SERVICE_NAME) == "SERVING" else None
+
+        await answer(serving, what="SERVING", within=60)
+        seconds = time.monotonic() - began
+        print(f"\nthe dealer service: SERVING {seconds:.3f} s after its start")
+        assert seconds < READY_WITHIN
+        assert len(running.app.drivers) == len(TABLES)
+    finally:
+        await running.stop()
