@@ -6,9 +6,11 @@ names the envelope actually stored at the sequence it covers (same subject, vers
 a checkpoint from a stream since reset or rewritten is ignored), then folds the table's own
 subject after that point up to the stream's end when the dealer started (``stop``). A table
 without a usable checkpoint folds its subject from the start. The reads are per table, a few at
-a time (``PARALLEL``), by ordered consumers with flow control, and each ends at ``stop``; the
-feed then follows the whole stream from ``stop + 1``. So a start reads the tails since the last
-checkpoints, never the whole stream.
+a time (``PARALLEL``), and each ends at ``stop``: the tail after a checkpoint by direct gets, one
+request each (paced by nature: nothing for the server to cut off), a whole table log (or a tail
+over ``GETS``) by an ordered consumer of that subject with flow control. The feed then follows
+the whole stream from ``stop + 1``. So a start reads the tails since the last checkpoints, never
+the whole stream.
 """
 
 from __future__ import annotations
