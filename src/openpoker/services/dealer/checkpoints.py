@@ -26,6 +26,7 @@ from openpoker.shell.logs import get_logger
 
 PREFIX = "checkpoint."
 FLUSH_EVERY = 0.2  # seconds between writes of the queue (a table's newest checkpoint only)
+LOADS = 16  # checkpoints read at once on a start
 SWEEP_EVERY = 5.0  # seconds between looks for tables gone quiet since their last checkpoint
 
 
@@ -64,11 +65,15 @@ class Checkpoints:
         except NoKeysError:
             return {}
         found: dict[str, bytes] = {}
-        for key in keys:
-            if key.startswith(PREFIX):
+        gate = asyncio.Semaphore(LOADS)
+
+        async def one(key: str) -> None:
+            async with gate:
                 with contextlib.suppress(KeyNotFoundError):  # deleted meanwhile
                     entry = await kv.get(key)
                     found[key[len(PREFIX) :]] = entry.value or b""
+
+        await asyncio.gather(*(one(k) for k in keys if k.startswith(PREFIX)))
         return found
 
     def sweep(self, tracks: Iterable[TableTrack]) -> None:
