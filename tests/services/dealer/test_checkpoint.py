@@ -150,3 +150,15 @@ async def test_a_table_gone_quiet_between_hands_is_checkpointed_at_its_last_vers
     book.sweep([track])  # unchanged since the last sweep: quiet
     await book.flush()
     assert checkpoint.decode(kv.values["checkpoint." + T], T).version == track.version
+
+
+async def test_a_clean_stop_checkpoints_every_table_between_hands_at_its_version() -> None:
+    kv = _Kv()
+    book = Checkpoints(kv, every=1_000)  # type: ignore[arg-type]
+    track = TableTrack(table_id=T)
+    for seq, env in await played_log():
+        track.apply(env, seq)  # type: ignore[arg-type]
+        book.note(track)
+    book.final([track])
+    await book.flush()
+    assert checkpoint.decode(kv.values["checkpoint." + T], T).version == track.version

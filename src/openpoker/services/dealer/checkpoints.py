@@ -17,7 +17,7 @@ import contextlib
 from collections.abc import Callable, Iterable
 
 from nats.errors import Error as NatsError
-from nats.js.errors import KeyNotFoundError, NoKeysError
+from nats.js.errors import KeyNotFoundError
 from nats.js.kv import KeyValue
 
 from openpoker.services.dealer import checkpoint
@@ -26,7 +26,6 @@ from openpoker.shell.logs import get_logger
 
 PREFIX = "checkpoint."
 FLUSH_EVERY = 0.2  # seconds between writes of the queue (a table's newest checkpoint only)
-LOADS = 16  # checkpoints read at once on a start
 SWEEP_EVERY = 5.0  # seconds between looks for tables gone quiet since their last checkpoint
 
 
@@ -55,26 +54,25 @@ class Checkpoints:
         """``track`` came from its checkpoint: the next one is due ``every`` versions later."""
         self._saved[track.table_id] = track.version
 
-    async def load(self) -> dict[str, bytes]:
-        """Every stored checkpoint, by table id (undecoded)."""
+    async def get(self, table_id: str) -> bytes | None:
+        """The stored checkpoint of ``table_id`` (undecoded), if any. Looked up by key for each
+        table in the log, not listed: a bucket's key listing (a watch) can come back short."""
         kv = self._kv
         if kv is None:
-            return {}
+            return None
         try:
-            keys = await kv.keys()
-        except NoKeysError:
-            return {}
-        found: dict[str, bytes] = {}
-        gate = asyncio.Semaphore(LOADS)
+            entry = await kv.get(PREFIX + table_id)
+        except KeyNotFoundError:
+            return None
+        return entry.value or None
 
-        async def one(key: str) -> None:
-            async with gate:
-                with contextlib.suppress(KeyNotFoundError):  # deleted meanwhile
-                    entry = await kv.get(key)
-                    found[key[len(PREFIX) :]] = entry.value or b""
-
-        await asyncio.gather(*(one(k) for k in keys if k.startswith(PREFIX)))
-        return found
+    def final(self, tracks: Iterable[TableTrack]) -> None:
+        """Checkpoint every table between hands at its version (a clean stop: the next start
+        reads only what was written after it)."""
+        for track in tracks:
+            if self._saved.get(track.table_id) != track.version:
+                self._saved.pop(track.table_id, None)
+                self.note(track)
 
     def sweep(self, tracks: Iterable[TableTrack]) -> None:
         """Checkpoint the tables that have gone quiet between hands since their last checkpoint

@@ -57,6 +57,7 @@ class DealerServer:
         self.saver.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self.saver
+        self.app.checkpoints.final(d.track for d in self.app.drivers.values())
         await self.app.checkpoints.flush()  # the latest ones, for the next start
         await self.app.stop()
         await self.server.stop()
