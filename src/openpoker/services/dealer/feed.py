@@ -89,17 +89,7 @@ class TableFeed:
         last = await self._wait_for_stream()
         self._catch_up_to = last
         if last > 0:
-            began = time.monotonic()
-            restored, tables = await catch_up(
-                self._js, self._app, stream=self._stream, subjects=TABLE_SUBJECTS, stop=last, fold=self._fold
-            )
-            get_logger().info(
-                "dealer.caught_up",
-                tables=tables,
-                from_checkpoint=restored,
-                sequence=last,
-                seconds=round(time.monotonic() - began, 3),
-            )
+            await self._catch_up(last)
         self.applied = last
         self._sub = await self._js.subscribe(
             TABLE_SUBJECTS,
@@ -113,6 +103,30 @@ class TableFeed:
             pending_bytes_limit=128 * 1024 * 1024,
         )
         self._app.go_live()
+
+    async def _catch_up(self, last: int) -> None:
+        began = time.monotonic()
+        while True:
+            try:
+                restored, tables = await catch_up(
+                    self._js,
+                    self._app,
+                    stream=self._stream,
+                    subjects=TABLE_SUBJECTS,
+                    stop=last,
+                    fold=self._fold,
+                )
+                break
+            except (NatsError, TimeoutError) as exc:  # NATS away: again (each table from where it is)
+                get_logger().warning("dealer.catch_up_retry", error=repr(exc))
+                await asyncio.sleep(0.5)
+        get_logger().info(
+            "dealer.caught_up",
+            tables=tables,
+            from_checkpoint=restored,
+            sequence=last,
+            seconds=round(time.monotonic() - began, 3),
+        )
 
     async def _on_message(self, msg: Msg) -> None:
         sequence = stream_sequence(msg)
