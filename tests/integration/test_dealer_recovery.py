@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import json
 import time
 from collections.abc import AsyncIterator
 
@@ -19,6 +20,7 @@ import nats
 import pytest
 from nats.aio.client import Client
 from nats.js import JetStreamContext
+from structlog.testing import capture_logs
 
 from openpoker.eventstore import codec
 from openpoker.eventstore.envelope import Envelope, RecordedEvent
@@ -192,14 +194,22 @@ async def test_a_restarted_dealer_is_live_within_seconds_and_deals_at_every_tabl
         await stop(app, feed)
 
 
-async def test_a_missing_or_corrupt_checkpoint_folds_that_tables_log(world: World) -> None:
+async def test_a_missing_corrupt_or_mismatched_checkpoint_folds_that_tables_log(world: World) -> None:
     await long_history(world)
     kv = await ensure_bucket(world.js, DEALER_BUCKET)
     await kv.delete(PREFIX + TABLES[0])
     await kv.put(PREFIX + TABLES[1], b'{"format":1,"engine":"openpoker-engine/0.0"}')
-    app, feed, seconds = await timed_start(world)
+    # Well-formed, but not what the log holds: another hash, and another table's message.
+    doc = json.loads((await kv.get(PREFIX + TABLES[2])).value or b"")
+    await kv.put(PREFIX + TABLES[2], json.dumps({**doc, "last_hash": "00"}).encode())
+    doc = json.loads((await kv.get(PREFIX + TABLES[3])).value or b"")
+    await kv.put(PREFIX + TABLES[3], json.dumps({**doc, "sequence": 1}).encode())
+    with capture_logs() as logs:
+        app, feed, seconds = await timed_start(world)
     try:
-        print(f"\ncatch-up with two tables from their whole log: {seconds:.3f} s")
+        ignored = {e["table_id"] for e in logs if e["event"] == "dealer.checkpoint_ignored"}
+        assert ignored == set(TABLES[1:])  # the missing one is simply not there
+        print(f"\ncatch-up with every table from its whole log: {seconds:.3f} s")
         await deals_again(world, app)
     finally:
         await stop(app, feed)
