@@ -5,16 +5,22 @@ service loads it (chain and signature): at the first that fails it stops driving
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 from cryptography.hazmat.primitives.asymmetric import ed25519
 from structlog.testing import capture_logs
 
+from openpoker.engine import codec
+from openpoker.engine import table as engine_table
+from openpoker.engine.table_events import OpenTable
 from openpoker.eventstore import GENESIS, Draft, Envelope, RecordedEvent, seal
 from openpoker.eventstore.loading import signature_verifier
 from openpoker.eventstore.signing import TABLE_WRITER, Keyring, PublicKey, Signer, raw_public
+from openpoker.services.dealer import checkpoint
 from openpoker.services.dealer.app import DealerApp
 from openpoker.services.dealer.audit import InMemoryAudit
 from tests.services.dealer.fakes import FakeRng, FakeTable, FakeWallet
+from tests.services.dealer.rig import rules
 
 T0 = dt.datetime(2026, 11, 27, 22, 0, tzinfo=dt.UTC)
 
@@ -74,3 +80,55 @@ async def test_a_table_envelope_not_signed_by_the_table_key_stops_that_table_onl
         assert app.drivers["b"].track.version == 3
     finally:
         await app.stop()
+
+
+async def test_after_a_checkpoint_the_next_envelope_must_chain_from_it_and_be_signed() -> None:
+    table_key = Signer.from_key(TABLE_WRITER, ed25519.Ed25519PrivateKey.generate())
+    public = PublicKey(
+        key_id=table_key.key_id,
+        writer=TABLE_WRITER,
+        public=raw_public(table_key.key.public_key()),
+        created=T0,
+    )
+    verifier = signature_verifier(Keyring(keys={public.key_id: public}), writer=TABLE_WRITER)
+    opened = engine_table.decide(None, OpenTable(table_id="a", rules=rules()))
+    first = seal(
+        Draft(
+            stream_id="a",
+            version=1,
+            command_id="c1",
+            owner_epoch=1,
+            rules_version="seeds/1",
+            engine_version="e1",
+            events=tuple(
+                RecordedEvent(type=type(e).__name__, payload=json.dumps(codec.encode(e)).encode())
+                for e in opened
+            ),
+            recorded_at=T0,
+        ),
+        GENESIS,
+        signer=table_key,
+    )
+    log = [first, *_chain("a", 2, table_key, start=2, prev=first.hash)]
+    table = FakeTable(lambda *_: None)
+    apps = [
+        DealerApp(
+            rng=FakeRng(table), table=table, wallet=FakeWallet(), audit=InMemoryAudit(), verifier=verifier
+        )
+        for _ in range(2)
+    ]
+    try:
+        for sequence, env in enumerate(log, start=1):
+            apps[0].apply("a", env, sequence, subject="poker.table.0.a")
+        saved = checkpoint.encode(apps[0].drivers["a"].track)
+        again = apps[1]
+        again.restore(checkpoint.decode(saved, "a"))
+        genuine = _chain("a", 1, table_key, start=4, prev=log[-1].hash)[0]
+        again.apply("a", genuine, 4, subject="poker.table.0.a")
+        assert again.drivers["a"].track.version == 4
+        forged = _chain("a", 1, None, start=5, prev=genuine.hash)[0]
+        again.apply("a", forged, 5, subject="poker.table.0.a")
+        assert again.quarantined["a"].version == 5
+    finally:
+        for app in apps:
+            await app.stop()

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from openpoker.eventstore.envelope import Envelope, StoredEnvelope
 from openpoker.eventstore.loading import Finding, Tip, Verifier, check_envelope
 from openpoker.presence import PresenceReport
+from openpoker.services.dealer.checkpoints import Checkpoints
 from openpoker.services.dealer.config import SERVICE
 from openpoker.services.dealer.driver import ActiveHandInfo, Stage, TableDriver, utc_now
 from openpoker.services.dealer.pausing import DEALER, OpenFailures, OpenRetry, Pause
@@ -56,6 +57,7 @@ class DealerApp:
         pauses: PauseStore | None = None,
         clock: Callable[[], dt.datetime] = utc_now,
         verifier: Verifier | None = None,
+        checkpoints: Checkpoints | None = None,
     ) -> None:
         self.rng = rng
         self.table = table
@@ -82,6 +84,8 @@ class DealerApp:
         # quarantined: not followed, not driven, until an operator repairs it and restarts us.
         self.verifier = verifier
         self.quarantined: dict[str, Finding] = {}
+        # Tracks saved between hands, so that a restart folds only the log after them.
+        self.checkpoints = checkpoints or Checkpoints()
 
     async def load_pauses(self) -> None:
         for table_id, pause in (await self.pauses.load()).items():
@@ -120,6 +124,12 @@ class DealerApp:
                 return
         d.track.apply(envelope, sequence)
         d.wake.set()
+        self.checkpoints.note(d.track)
+
+    def restore(self, track: TableTrack) -> None:
+        """Start ``track``'s table from its checkpoint (before any of its envelopes is folded)."""
+        self.driver(track.table_id).track = track
+        self.checkpoints.restored(track)
 
     def quarantine(self, table_id: str, finding: Finding) -> None:
         """Stop following and driving ``table_id``: its log holds a foreign or corrupt message

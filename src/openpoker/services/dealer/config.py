@@ -17,6 +17,9 @@ Besides the shell's ``POKER_*`` settings (``shell.config``):
   ``POKER_DEALER_OPEN_FAILURES`` (5; 0 = never pause): a hand that cannot open (a refused
   reservation, start or shuffle) delays the next by the first, doubling up to the second, and
   after that many in a row the dealer pauses the table itself (``services.dealer.pausing``).
+* ``POKER_DEALER_CHECKPOINT_EVERY`` (default 100): table versions between two checkpoints of a
+  table (``services.dealer.checkpoints``; taken between hands): a restart folds about this many
+  envelopes per table.
 
 * ``POKER_SIGNING_KEYS``: the published keyring (``DATA/pki/signing-keys.json``): every table
   envelope the dealer folds must follow its table's chain and be signed by a table key, else that
@@ -34,6 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from openpoker.eventstore.keyfiles import KeyringFile, keyring_setting
+from openpoker.services.dealer import checkpoint
 from openpoker.services.dealer.pausing import OpenRetry
 from openpoker.shell.config import (
     DEFAULT_PORTS,
@@ -63,6 +67,7 @@ class DealerConfig:
     hand_delay_ms: int
     presence_ttl: float
     open_retry: OpenRetry = field(default_factory=OpenRetry)
+    checkpoint_every: int = checkpoint.EVERY
     keyring: KeyringFile | None = field(default=None, repr=False)
 
     @classmethod
@@ -84,6 +89,7 @@ class DealerConfig:
             call_attempts=env_int(env, "POKER_DEALER_CALL_ATTEMPTS", 3, minimum=1),
             hand_delay_ms=env_int(env, "POKER_DEALER_HAND_DELAY_MS", 0),
             presence_ttl=env_float(env, "POKER_DEALER_PRESENCE_TTL", 6.0, minimum=0.05),
+            checkpoint_every=env_int(env, "POKER_DEALER_CHECKPOINT_EVERY", checkpoint.EVERY, minimum=1),
             open_retry=OpenRetry(
                 retry=env_float(env, "POKER_DEALER_OPEN_RETRY", 1.0, minimum=0.01),
                 retry_max=env_float(env, "POKER_DEALER_OPEN_RETRY_MAX", 30.0, minimum=0.01),

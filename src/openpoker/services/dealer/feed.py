@@ -1,16 +1,18 @@
 """The dealer's view of the table logs: an ordered JetStream consumer over every table subject.
 
-On start the feed reads ``TABLE_EVENTS`` (subjects ``poker.table.>``) from the first message,
-folding each envelope into its table's track (``DealerApp.apply``); once it has applied the
-last message that was in the stream when it started, the app goes live and drivers begin to
-act. An ordered consumer is ephemeral and re-created by the client on a gap, so the dealer keeps
-no consumer state on the server: its checkpoint is the fold itself, rebuilt on every start.
+On start the feed catches every table up to the last message in ``TABLE_EVENTS`` (subjects
+``poker.table.>``) from the table's checkpoint and its own log after it (``catchup``), then the
+app goes live and drivers begin to act, and the feed follows the whole stream from the next
+message, folding each envelope into its table's track (``DealerApp.apply``). An ordered
+consumer is ephemeral and re-created by the client on a gap, so the dealer keeps no consumer
+state on the server: its checkpoints (bucket ``poker-dealer``) are the only state it keeps.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 
 from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
@@ -20,14 +22,14 @@ from nats.js.errors import NotFoundError
 from openpoker.eventstore import codec
 from openpoker.eventstore.loading import Finding, Problem
 from openpoker.services.dealer.app import DealerApp
+from openpoker.services.dealer.catchup import catch_up, table_of
 from openpoker.services.dealer.errors import LogUnreachable
 from openpoker.shell.logs import get_logger
 
 TABLE_SUBJECTS = "poker.table.>"
 
 
-def table_of(subject: str) -> str:
-    return subject.rsplit(".", 1)[-1]
+__all__ = ["TABLE_SUBJECTS", "TableFeed", "stream_sequence", "table_of", "undecodable"]
 
 
 # ``$JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<time>.<pending>``
@@ -84,38 +86,69 @@ class TableFeed:
         self._task = asyncio.get_running_loop().create_task(self._follow(), name="dealer-feed")
 
     async def _follow(self) -> None:
-        self._catch_up_to = await self._wait_for_stream()
-        if self._catch_up_to == 0:
-            self._app.go_live()
+        last = await self._wait_for_stream()
+        self._catch_up_to = last
+        if last > 0:
+            await self._catch_up(last)
+        self.applied = last
         self._sub = await self._js.subscribe(
             TABLE_SUBJECTS,
             stream=self._stream,
             ordered_consumer=True,
-            config=api.ConsumerConfig(deliver_policy=api.DeliverPolicy.ALL),
+            config=api.ConsumerConfig(
+                deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=last + 1
+            ),
             cb=self._on_message,
-            pending_msgs_limit=200_000,
-            pending_bytes_limit=512 * 1024 * 1024,
+            pending_msgs_limit=50_000,
+            pending_bytes_limit=128 * 1024 * 1024,
+        )
+        self._app.go_live()
+
+    async def _catch_up(self, last: int) -> None:
+        began = time.monotonic()
+        while True:
+            try:
+                restored, tables = await catch_up(
+                    self._js,
+                    self._app,
+                    stream=self._stream,
+                    subjects=TABLE_SUBJECTS,
+                    stop=last,
+                    fold=self._fold,
+                )
+                break
+            except (NatsError, TimeoutError) as exc:  # NATS away: again (each table from where it is)
+                get_logger().warning("dealer.catch_up_retry", error=repr(exc))
+                await asyncio.sleep(0.5)
+        get_logger().info(
+            "dealer.caught_up",
+            tables=tables,
+            from_checkpoint=restored,
+            sequence=last,
+            seconds=round(time.monotonic() - began, 3),
         )
 
     async def _on_message(self, msg: Msg) -> None:
         sequence = stream_sequence(msg)
-        table_id = table_of(msg.subject)
+        await self._fold(msg.subject, sequence, msg.data)
+        self.applied = sequence
+
+    async def _fold(self, subject: str, sequence: int, data: bytes) -> None:
+        """Decode and apply one table message (never raises: one bad message must not stop us)."""
+        table_id = table_of(subject)
         try:
-            envelope = codec.decode(msg.data)
+            envelope = codec.decode(data)
         except Exception as exc:  # protobuf's DecodeError and friends
             envelope = None
             if self._app.verifier is not None:  # checked as a load checks: the table is quarantined
-                self._app.quarantine(table_id, undecodable(self._app, table_id, msg.subject, sequence, exc))
+                self._app.quarantine(table_id, undecodable(self._app, table_id, subject, sequence, exc))
             else:
-                get_logger().warning("dealer.bad_envelope", subject=msg.subject, sequence=sequence)
+                get_logger().warning("dealer.bad_envelope", subject=subject, sequence=sequence)
         try:
             if envelope is not None:
-                self._app.apply(table_id, envelope, sequence, subject=msg.subject)
+                self._app.apply(table_id, envelope, sequence, subject=subject)
         except Exception:  # one bad message must not stop the feed; the table's driver is stale
-            get_logger().exception("dealer.bad_envelope", subject=msg.subject, sequence=sequence)
-        self.applied = sequence
-        if not self._app.live and sequence >= self._catch_up_to:
-            self._app.go_live()
+            get_logger().exception("dealer.bad_envelope", subject=subject, sequence=sequence)
 
     def behind(self) -> int | None:
         """Messages left to fold before the dealer has caught up (None: the stream's end is not

@@ -1,5 +1,6 @@
 """Wiring: NATS connection, clients of rng/table/wallet, the audit stream, the feed, the gRPC
-server, and a clean stop (feed first, then the drivers, then the server and connections).
+server, the checkpoint writer, and a clean stop (feed first, then the last checkpoints, the
+drivers, the server and connections).
 
 The server's health is NOT_SERVING from its start until the feed has folded the table logs
 (``DealerApp.go_live``); the RPCs answer UNAVAILABLE ``DEALER_CATCHING_UP`` meanwhile."""
@@ -7,6 +8,7 @@ The server's health is NOT_SERVING from its start until the feed has folded the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass
 
 from grpc import aio
@@ -15,13 +17,15 @@ from nats.aio.client import Client as Nats
 from openpoker.api.dealer.v1 import dealer_service_pb2 as pb
 from openpoker.api.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
 from openpoker.eventstore.signing import TABLE_WRITER
+from openpoker.eventstore.streams import ensure_bucket
 from openpoker.services.dealer.app import DealerApp, DealerSettings
 from openpoker.services.dealer.audit import JetStreamAudit
+from openpoker.services.dealer.checkpoints import Checkpoints
 from openpoker.services.dealer.clients import GrpcRng, GrpcTable, GrpcWallet
 from openpoker.services.dealer.config import DealerConfig
 from openpoker.services.dealer.feed import TableFeed
 from openpoker.services.dealer.handlers import DealerServicer
-from openpoker.services.dealer.pauses import KvPauseStore
+from openpoker.services.dealer.pauses import DEALER_BUCKET, KvPauseStore
 from openpoker.services.dealer.presence import PresenceFeed
 from openpoker.shell import natsconn
 from openpoker.shell.client import channel
@@ -45,10 +49,16 @@ class DealerServer:
     feed: TableFeed
     presence: PresenceFeed
     channels: list[aio.Channel]
+    saver: asyncio.Task[None]
 
     async def stop(self) -> None:
         await self.presence.stop()
         await self.feed.stop()
+        self.saver.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.saver
+        self.app.checkpoints.final(d.track for d in self.app.drivers.values())
+        await self.app.checkpoints.flush()  # the latest ones, for the next start
         await self.app.stop()
         await self.server.stop()
         for chan in self.channels:
@@ -66,6 +76,7 @@ async def start(config: DealerConfig) -> DealerServer:
         channel(target, tls) for target in (config.rng_target, config.table_target, config.wallet_target)
     ]
     timeout, attempts = config.call_timeout, config.call_attempts
+    bucket = await ensure_bucket(js, DEALER_BUCKET)
     app = DealerApp(
         rng=GrpcRng(chans[0], timeout=timeout, attempts=attempts),
         table=GrpcTable(chans[1], timeout=timeout, attempts=attempts),
@@ -76,8 +87,9 @@ async def start(config: DealerConfig) -> DealerServer:
             presence_ttl=config.presence_ttl,
             open_retry=config.open_retry,
         ),
-        pauses=await KvPauseStore.open(js),
+        pauses=KvPauseStore(bucket),
         verifier=None if config.keyring is None else config.keyring.verifier(TABLE_WRITER),
+        checkpoints=Checkpoints(bucket, every=config.checkpoint_every),
     )
     await app.load_pauses()
     feed = TableFeed(js, app, stream=config.table_stream)
@@ -91,12 +103,17 @@ async def start(config: DealerConfig) -> DealerServer:
         task.add_done_callback(live.discard)
 
     app.on_live = serving
+    saver = asyncio.get_running_loop().create_task(
+        app.checkpoints.run(lambda: [d.track for d in app.drivers.values()]), name="dealer-checkpoints"
+    )
     feed.start()
     # After the feed: a report for a table the feed has not folded yet is dropped, and the
     # instance's next heartbeat repeats it.
     presence = PresenceFeed(nc, app.observe_presence, app.expire_presence, ttl=config.presence_ttl)
     await presence.start()
-    return DealerServer(server=server, nc=nc, app=app, feed=feed, presence=presence, channels=chans)
+    return DealerServer(
+        server=server, nc=nc, app=app, feed=feed, presence=presence, channels=chans, saver=saver
+    )
 
 
 async def main(stop: asyncio.Event) -> int:

@@ -7,8 +7,9 @@ name in ``type``). ``TableTrack.apply`` folds one envelope into the engine's tab
 seen, the hand number and events of the hand in flight, and the last hand that ended or was
 voided (``HandVoided``, an engine event like the others). Events the engine does not know
 (service bookkeeping) are counted and skipped: they do not change the game. After a restart the
-dealer rebuilds every track by folding the whole log; nothing else is needed to know which hand
-is in flight and how it stands.
+dealer rebuilds every track from its checkpoint (``checkpoint``, taken between hands) and the
+log after it, or by folding the table's whole log; nothing else is needed to know which hand is
+in flight and how it stands.
 """
 
 from __future__ import annotations
