@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import nats
 import pytest
 from nats.js import JetStreamContext
+from nats.js.errors import NoKeysError
 
 from openpoker.engine.hand_events import HandStarted
 from openpoker.eventstore.envelope import Envelope
@@ -27,7 +28,7 @@ from openpoker.eventstore.subjects import table_subject
 from openpoker.services.dealer.app import DealerApp, DealerSettings
 from openpoker.services.dealer.audit import JetStreamAudit, read_reveals
 from openpoker.services.dealer.feed import TableFeed
-from openpoker.services.dealer.pauses import DEALER_BUCKET, KvPauseStore
+from openpoker.services.dealer.pauses import DEALER_BUCKET, KEY, KvPauseStore, decode_pauses
 from openpoker.services.dealer.pausing import DEALER, OPERATOR, Pause
 from openpoker.tablelog import ids
 from tests.helpers.waiting import until
@@ -148,3 +149,31 @@ async def test_pauses_are_stored_with_who_paused_and_why(world: World) -> None:
     assert loaded["t3"].by == OPERATOR
     await store.set("t1", None)
     assert set(await store.load()) == {"t2", "t3"}
+
+
+async def test_pauses_are_one_value_read_without_listing_keys(world: World) -> None:
+    store = await KvPauseStore.open(world.js)
+    kv = await world.js.key_value(DEALER_BUCKET.bucket)
+    # Many other keys in the bucket (the dealer's checkpoints): the pauses are not listed among them.
+    for n in range(50):
+        await kv.put(f"checkpoint.c{n}", b"{}")
+    await store.set("t1", Pause(by=DEALER, reason="INSUFFICIENT_FUNDS", failures=5))
+    await store.set("t2", Pause())
+    entry = await kv.get(KEY)
+    assert set(decode_pauses(entry.value or b"")) == {"t1", "t2"}
+
+    async def no_listing(*args: object, **kwargs: object) -> list[str]:
+        raise NoKeysError  # as a listing that came back short: the pauses must not depend on it
+
+    store._kv.keys = no_listing  # type: ignore[method-assign]
+    assert set(await store.load()) == {"t1", "t2"}
+    # Two stores writing at once (compare-and-set): neither change is lost.
+    other = await KvPauseStore.open(world.js)
+    await asyncio.gather(store.set("t3", Pause()), other.set("t4", Pause()), store.set("t1", None))
+    assert set(await other.load()) == {"t2", "t3", "t4"}
+    # An old-layout key is folded into the value at that table's next change.
+    await kv.put("paused.t5", b"1")
+    fresh = await KvPauseStore.open(world.js)
+    assert set(await fresh.load()) == {"t2", "t3", "t4", "t5"}
+    await fresh.set("t5", None)
+    assert set(await fresh.load()) == {"t2", "t3", "t4"}

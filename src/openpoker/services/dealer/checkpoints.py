@@ -1,5 +1,5 @@
 """Where checkpoints live: the KV bucket ``poker-dealer``, key ``checkpoint.<table_id>``
-(``checkpoint.FORMAT`` JSON), beside the pauses (``paused.<table_id>``).
+(``checkpoint.FORMAT`` JSON), beside the pauses (``paused``).
 
 ``Checkpoints.note`` is called after every envelope the app folds; between hands, and at most
 once per ``checkpoint.EVERY`` table versions (at once for a table without one), it encodes the
