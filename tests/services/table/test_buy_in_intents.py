@@ -277,3 +277,25 @@ async def test_open_and_owed_intents_survive_a_snapshot() -> None:
     assert (set(model.intents), set(model.owed)) == ({"r1"}, {"r2"})  # r4 closed by its own envelope
     restored = snapshot.decode(snapshot.encode(model))
     assert (restored.intents, restored.owed) == (model.intents, model.owed)
+
+
+async def test_a_retry_while_the_first_attempt_is_under_way_gets_its_answer() -> None:
+    """The retry waits for the attempt under way (or finds its request in the log): one buy-in."""
+    wallet = GatedWallet(cash={"ann": 1000})
+    svc = await serve(MemoryTableEvents(), wallet)
+    try:
+        await create(svc.stub)
+        wallet.player = "ann"
+        request = pb.JoinTableRequest(
+            request_id=rid(), table="tables/t1", player_id="ann", seat=1, buy_in=200
+        )
+        first = asyncio.ensure_future(svc.stub.JoinTable(request))
+        await wallet.moved.wait()
+        retry = asyncio.ensure_future(svc.stub.JoinTable(request))
+        wallet.release.set()
+        answers = await asyncio.gather(first, retry)
+        assert answers[0] == answers[1]
+        assert (wallet.cash["ann"], wallet.escrow[("t1", "ann")]) == (800, 200)
+        assert [c[0] for c in wallet.calls if c[2] == "ann"] == ["buy_in"]
+    finally:
+        await svc.stop()
