@@ -8,4 +8,4 @@ what a stream's events mean is the envelope's ``rules_version``, not this.
 
 from __future__ import annotations
 
-ENGINE_VERSION = "openpoker-engine/0.5"
+ENGINE_VERSION = "openpoker-engine/0.6"

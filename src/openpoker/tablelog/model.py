@@ -10,7 +10,8 @@ it; the same code runs when loading from snapshot + log, after an append, and fo
 so they cannot disagree.
 
 Engine events (``HandVoided`` included) go to ``engine.table.evolve``; the service's
-``OwnerChanged`` (``tablelog.events``) is applied here.
+``OwnerChanged`` and the buy-in intents (``BuyInIntended``, closed by the request's own envelope
+or by ``BuyInCancelled`` then ``BuyInRefunded``; ``tablelog.events``) are applied here.
 """
 
 from __future__ import annotations
@@ -48,9 +49,9 @@ from openpoker.engine.table_events import (
     TableOpened,
     UncontestedHandShown,
 )
-from openpoker.tablelog.events import OwnerChanged
+from openpoker.tablelog.events import BuyInCancelled, BuyInIntended, BuyInRefunded, OwnerChanged
 
-LogEvent = table.TableLogEvent | OwnerChanged
+LogEvent = table.TableLogEvent | OwnerChanged | BuyInIntended | BuyInCancelled | BuyInRefunded
 
 REQUESTS_KEPT = 10_000  # request ids remembered per table (retries come within seconds)
 # Hands indexed in memory (and in snapshots): the latest ones. GetHand/GetHandHistory of an older
@@ -132,6 +133,11 @@ class TableModel:
     # The latest players who left, with the version of their PlayerLeft: a new owner cashes them
     # out again (idempotent ids) so a crash between an append and its cash-out strands nothing.
     left_log: deque[tuple[int, Left]] = field(default_factory=lambda: deque(maxlen=LEFT_KEPT))
+    # Buy-in intents by request id: open ones (the request may still seat), and cancelled ones
+    # whose chips are owed back. Either may sit in escrow with no seat behind it until the
+    # request seats or the refund is recorded (``services.table.intents``).
+    intents: dict[str, BuyInIntended] = field(default_factory=dict)
+    owed: dict[str, BuyInIntended] = field(default_factory=dict)
     # The view's scan of ``hand_log`` (``hand_scan``): a cache, never part of a snapshot.
     scan: HandLogScan | None = field(default=None, repr=False, compare=False)
 
@@ -165,11 +171,21 @@ class TableModel:
         pending = False
         hand_id = ""
         cleared = 0
+        if self.intents:  # the request's own envelope: its chips now back a seat
+            self.intents.pop(command_id, None)
         for event in events:
             match event:
                 case OwnerChanged(epoch=epoch, owner=owner):
                     if epoch >= self.epoch:
                         self.epoch, self.owner = epoch, owner
+                case BuyInIntended():
+                    self.intents[event.request_id] = event
+                case BuyInCancelled():
+                    cancelled = self.intents.pop(event.request_id, None)
+                    if cancelled is not None:
+                        self.owed[event.request_id] = cancelled
+                case BuyInRefunded():
+                    self.owed.pop(event.request_id, None)
                 case HandVoided():
                     for gone in self._void(event, version, sequence):
                         left.append(gone)

@@ -24,6 +24,7 @@ from itertools import islice
 
 from openpoker.engine import codec, table
 from openpoker.tablelog import model as table_model
+from openpoker.tablelog.events import BuyInIntended
 from openpoker.tablelog.model import HandRecord, Left, Outcome, TableModel
 
 # 2: a left player's chips carry the hand they come out of (after_hand).
@@ -85,6 +86,8 @@ def encode(model: TableModel) -> bytes:
         "hands_total": model.hands_total,
         "hand_log": [codec.encode(e) for e in model.hand_log],
         "left_log": [[v, x.seat, x.player, x.chips, x.after_hand] for v, x in model.left_log],
+        "intents": [codec.encode(i) for i in model.intents.values()],
+        "owed": [codec.encode(i) for i in model.owed.values()],
         "state": table.to_snapshot(s),
     }
     return json.dumps(doc, separators=(",", ":")).encode()
@@ -139,4 +142,9 @@ def decode(data: bytes) -> TableModel:
     model.left_log.extend(
         (v, Left(seat=a, player=b, chips=c, after_hand=n)) for v, a, b, c, n in doc["left_log"]
     )
+    for key, into in (("intents", model.intents), ("owed", model.owed)):
+        for doc_intent in doc.get(key, ()):  # none in snapshots older than the intents
+            intent = codec.decode(doc_intent)
+            assert isinstance(intent, BuyInIntended)
+            into[intent.request_id] = intent
     return model

@@ -189,13 +189,21 @@ async def test_join_moves_money_once_and_refuses_cleanly(svc: Running, wallet: F
     assert {s.player_id for s in seats if s.player_id} == {"ann", "bob"}
 
 
+def _the_request(kwargs: dict[str, Any]) -> bool:
+    """Is this ``Writer.execute`` call the request's own append (not its intent's records)?"""
+    return not str(kwargs["request_id"]).endswith((":intent", ":cancel", ":refunded"))
+
+
 async def test_append_failure_after_buy_in_refunds(svc: Running, wallet: FakeWallet) -> None:
     await create(svc.stub)
+    works = svc.app.writer.execute
 
-    async def broken(*args: object, **kwargs: object) -> object:
-        raise RuntimeError("store down")
+    async def broken(*args: Any, **kwargs: Any) -> Any:
+        if _the_request(kwargs):
+            raise RuntimeError("store down")
+        return await works(*args, **kwargs)
 
-    svc.app.writer.execute = broken  # type: ignore[method-assign,assignment]
+    svc.app.writer.execute = broken  # type: ignore[method-assign]
     err = await refused(join(svc.stub, "ann", 1))
     assert err.code == grpc.StatusCode.INTERNAL
     assert wallet.cash["ann"] == 1000
@@ -207,8 +215,10 @@ async def test_ambiguous_failure_after_the_append_keeps_the_escrow(svc: Running,
     landed = svc.app.writer.execute
 
     async def lost_reply(*args: Any, **kwargs: Any) -> Any:
-        await landed(*args, **kwargs)
-        raise RuntimeError("ack lost after the append")
+        done = await landed(*args, **kwargs)
+        if _the_request(kwargs):
+            raise RuntimeError("ack lost after the append")
+        return done
 
     svc.app.writer.execute = lost_reply  # type: ignore[method-assign]
     err = await refused(join(svc.stub, "ann", 1))

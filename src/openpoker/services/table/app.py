@@ -5,7 +5,8 @@
 
 * ``writer.Writer``: the command path and fencing (the cached models, their locks, the epochs
   and partitions we hold, appends and retries, snapshots after replies);
-* ``money.MoneyFlows``: buy-in then append, refunds, cash-outs retried, money in flight;
+* ``money.MoneyFlows``: intent, buy-in then append, refunds, cash-outs retried, money in flight
+  (``intents.Intents``: buy-in intents settled from the log);
 * ``hand_index.HandIndex``: where finished hands are in the log, for hands older than a model's
   own index;
 * ``reconcile_side.ReconcileSide``: what the escrow reconciliation asks of this instance (and
@@ -101,6 +102,7 @@ class TableApp:
             index=self.hand_index.later,
             fenced=self.side.gained,
             took_partition=self.side.took_partition,
+            intent=self.money.intents.resume,
         )
         self.allowances = SiteAllowances(allowances if allowances is not None else MemoryAllowanceRecords())
         self.commands = Commands(

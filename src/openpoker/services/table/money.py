@@ -1,18 +1,20 @@
 """Money flows between the table and the wallet: buy-ins, refunds and cash-outs.
 
-Join and top-up move chips cash -> escrow in the wallet first (request id ``<rid>:buy-in``),
-then append. If the append definitely failed, the same flow refunds (``<rid>:refund``) before
-answering; if its outcome is unknown, the re-read log decides. If the wallet says the buy-in id
-was seen before while the table never recorded the request, the request is refused
-(REQUEST_ID_SPENT) and the earlier attempt's chips go back by the escrow reconciliation
-(refunded here only when it is off): escrow is never stranded and never backs chips twice. A
-refund that cannot reach the wallet is retried in the background. Leaving appends first, then
-cashes out each ``PlayerLeft`` with the id ``<table>:<version>:left:<seat>`` (deterministic, so
-the retried request, and the background retry for players who leave when a hand ends, never pay
-twice). Background cash-outs and refunds retry with capped back-off while we own the table
-(``services.table.retrying``); escrow no log accounts for (a crash between a buy-in and its
-append) goes back to cash by ``services.table.reconcile``, which skips the players whose flows
-are in flight here (``in_flight``).
+Join and top-up first append a ``BuyInIntended`` to the table's log, then move chips cash ->
+escrow in the wallet (request id ``<rid>:buy-in`` or ``:top-up``), then append the request,
+which closes the intent. If the table refuses the request, or its outcome is unknown, or the
+wallet had seen the buy-in id before, the intent is settled: cancelled in the log, refunded
+(``<rid>:refund``), recorded (``services.table.intents``); a crash at any point leaves the intent
+in the log for whichever instance loads the table next. If the wallet says the buy-in id was
+seen before while the table never recorded the request, the request is refused
+(REQUEST_ID_SPENT) and that earlier attempt's chips go back by the escrow reconciliation
+(refunded here only when it is off). Leaving appends first, then cashes out each ``PlayerLeft``
+with the id ``<table>:<version>:left:<seat>`` (deterministic, so the retried request, the
+background retry for players who leave when a hand ends, and a new owner's re-sending of recent
+leaves never pay twice). Background cash-outs and refunds retry with capped back-off while we own
+the table (``services.table.retrying``); escrow no log accounts for goes back to cash by
+``services.table.reconcile``, which skips the players whose flows are in flight here
+(``in_flight``) and those with an intent not closed.
 """
 
 from __future__ import annotations
@@ -20,17 +22,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-from openpoker.engine.errors import EngineError
-from openpoker.eventstore.loading import LogQuarantined
 from openpoker.services.table import retrying
 from openpoker.services.table.background import Background, settled
 from openpoker.services.table.errors import RequestSpent
+from openpoker.services.table.intents import IntentClosed, Intents, intent_id
 from openpoker.services.table.wallet import Wallet
-from openpoker.services.table.writer import Committed, Decider, Writer, wire_seats
-from openpoker.shell.errors import ServiceError
-from openpoker.tablelog.model import Left
+from openpoker.services.table.writer import Committed, Decider, Writer
+from openpoker.tablelog.events import BuyInIntended
+from openpoker.tablelog.model import Left, LogEvent, TableModel
 
 
 def cash_out_id(table_id: str, version: int, seat: int) -> str:
@@ -44,6 +45,8 @@ class MoneyFlows:
         self._background = background
         self._reconciling = reconciling  # escrow reconciliation is on (it returns spent buy-ins)
         self._flows: Counter[tuple[str, str]] = Counter()  # (table, player) -> money flows in flight
+        self._running: dict[tuple[str, str], asyncio.Task[Committed]] = {}  # (table, rid) -> flow
+        self.intents = Intents(wallet=wallet, writer=writer, background=background, moving=self._moving)
 
     def in_flight(self, table_id: str) -> frozenset[str]:
         """Players with a buy-in, refund or cash-out in flight at the table."""
@@ -137,76 +140,95 @@ class MoneyFlows:
         kind: str,
         decide: Decider,
     ) -> Committed:
-        """Wallet first (cash -> escrow), then the table; refund if the table refuses."""
-        async with self._writer.lock(table_id):
-            model, _ = await self._writer.owned(table_id)
+        """Intent in the log, then the wallet (cash -> escrow), then the table; the intent is
+        settled (cancelled and refunded) if the table refuses (``services.table.intents``)."""
+        running = self._running.get((table_id, request_id))
+        if running is not None:  # a retry while the first attempt is still under way here
+            return await asyncio.shield(running)
+        intent = BuyInIntended(request_id=request_id, player=player, amount=amount, kind=kind)
+
+        def intend(model: TableModel) -> tuple[LogEvent, ...]:
+            known = request_id in model.requests or intent_id(request_id) in model.requests
+            if known or request_id in model.intents or request_id in model.owed:
+                return ()
+            decide(model)  # dry run: an illegal request touches no money and records nothing
+            return (intent,)
+
+        # Marked before the intent is appended: a reload of the table (which settles the intents
+        # it finds open) must leave this one to this flow.
+        driving = self.intents.driving(table_id, request_id)
+        moving = self._moving(table_id, player)
+        driving.__enter__()
+        moving.__enter__()
+        try:
+            recorded = await self._writer.execute(table_id, request_id=intent_id(request_id), decide=intend)
+        except BaseException:
+            moving.__exit__(None, None, None)
+            driving.__exit__(None, None, None)
+            raise
+        if not recorded.events:
+            moving.__exit__(None, None, None)
+            driving.__exit__(None, None, None)
+            model = recorded.model
             prior = model.requests.get(request_id)
             if prior is not None:
                 return Committed(model=model, outcome=prior, duplicate=True, events=())
-            try:
-                decide(model)  # dry run: an illegal request touches no money
-            except EngineError as exc:
-                wire_seats(exc)  # refused here, not in the writer: the API's seat numbers too
-                raise
-            self._flows[(table_id, player)] += 1  # marked under the lock: see reconcile.py
-        # Once money moves, the flow runs to its end (seated, or refunded) even if the caller
-        # goes away: a client cancelled between the wallet's buy-in and the append would leave
-        # the chips in escrow with no seat behind them.
-        flow = self._background.spawn(
-            self._buy_in_then_append(
-                table_id, request_id=request_id, player=player, amount=amount, kind=kind, decide=decide
-            )
-        )
+            raise RequestSpent(request_id=request_id)  # cancelled, or driven by another instance
+        # Once the intent is written, the flow runs to its end (seated, or settled) even if the
+        # caller goes away; a crash leaves the intent for the next load to settle.
+        flow = self._background.spawn(self._buy_in_then_append(table_id, intent, decide))
+        self._running[(table_id, request_id)] = flow
+
+        def done(_: object) -> None:
+            self._running.pop((table_id, request_id), None)
+            moving.__exit__(None, None, None)
+            driving.__exit__(None, None, None)
+
         flow.add_done_callback(settled)
-        flow.add_done_callback(lambda _: self._moving_done(table_id, player))
+        flow.add_done_callback(done)
         return await asyncio.shield(flow)
 
-    async def _buy_in_then_append(
-        self, table_id: str, *, request_id: str, player: str, amount: int, kind: str, decide: Decider
-    ) -> Committed:
-        seen = await self._wallet.buy_in(
-            request_id=f"{request_id}:{kind}", table_id=table_id, player=player, amount=amount
-        )
-        if seen:
-            async with self._writer.lock(table_id):
-                model, _ = await self._writer.owned(table_id)
-                prior = model.requests.get(request_id)
-            if prior is not None:
-                return Committed(model=model, outcome=prior, duplicate=True, events=())
-            if not self._reconciling:
-                await self._refund(request_id, table_id, player, amount)
-            # else the escrow reconciliation returns the earlier attempt's chips, under one id per
-            # orphan: a refund here, under another id, could come after that return (a late
-            # retry) and take chips that back a seat taken since, or race the first attempt.
-            raise RequestSpent(request_id=request_id)
+    async def _buy_in_then_append(self, table_id: str, intent: BuyInIntended, decide: Decider) -> Committed:
+        request_id = intent.request_id
         try:
-            return await self._writer.execute(table_id, request_id=request_id, decide=decide)
-        except (EngineError, ServiceError):
-            # Refused by the engine, stale, fenced, or every append lost its race: nothing of
-            # this request is in the log, so the chips go back.
-            await self._refund(request_id, table_id, player, amount)
+            seen = await self._wallet.buy_in(
+                request_id=f"{request_id}:{intent.kind}",
+                table_id=table_id,
+                player=intent.player,
+                amount=intent.amount,
+            )
+        except asyncio.CancelledError:
+            raise  # shutting down: the next load settles the intent
+        except BaseException:
+            await self._settle(table_id, intent)  # moved or not, the wallet is asked again
+            raise
+        if seen:
+            # An attempt before this intent (the table forgot the request id since) moved the
+            # chips: nothing moved under this intent. The escrow reconciliation returns that
+            # attempt's chips; without it, the refund is sent here (the id it always had).
+            await self._settle(table_id, intent, cancelled=True)
+            if not self._reconciling:
+                await self._refund(request_id, table_id, intent.player, intent.amount)
+            raise RequestSpent(request_id=request_id)
+
+        def seat(model: TableModel) -> Sequence[LogEvent]:
+            if request_id not in model.intents:  # cancelled by a new owner: its chips go back
+                raise IntentClosed(request_id=request_id)
+            return decide(model)
+
+        try:
+            return await self._writer.execute(table_id, request_id=request_id, decide=seat)
+        except asyncio.CancelledError:
             raise
         except BaseException:
-            # Ambiguous (e.g. the append's outcome is unknown): refund only if the log says the
-            # request did not land; if the log cannot be read either, keep the escrow: a retry
-            # with the same request id either finds the request or refunds (REQUEST_ID_SPENT).
-            if not await self._landed(table_id, request_id):
-                await self._refund(request_id, table_id, player, amount)
+            # Refused, stale, fenced, or unknown: ``settle`` re-reads the log, which says
+            # whether the request seated; if not, it is cancelled and refunded.
+            await self._settle(table_id, intent)
             raise
 
-    async def _landed(self, table_id: str, request_id: str) -> bool:
-        """Is ``request_id`` in the table's log? (True when that cannot be known.)"""
-        self._writer.forget(table_id)
+    async def _settle(self, table_id: str, intent: BuyInIntended, *, cancelled: bool = False) -> None:
+        """Settle now if possible, else in the background (retried while we own the table)."""
         try:
-            async with self._writer.lock(table_id):
-                model, _ = await self._writer.owned(table_id)
-                return request_id in model.requests
-        except LogQuarantined:
-            pass  # nothing is written past the foreign message: the good prefix tells
+            await self.intents.settle(table_id, intent, cancelled=cancelled)
         except Exception:
-            return True
-        try:
-            good = await self._writer.store.load(table_id)
-        except Exception:
-            return True
-        return good is not None and request_id in good.requests
+            self.intents.settle_later(table_id, intent)

@@ -10,6 +10,7 @@ import contextvars
 
 from openpoker.services.table.background import Background
 from openpoker.services.table.errors import TooManyConflicts
+from openpoker.services.table.intents import intent_holders
 from openpoker.services.table.money import MoneyFlows
 from openpoker.services.table.ownership import PartitionHeld
 from openpoker.services.table.reconcile import Reconciler, Seats, holders, seats_of
@@ -155,6 +156,8 @@ class ReconcileSide:
                 model, _ = await writer.owned(table_id)
                 last = await writer.store.events.last(writer.store.subject(table_id))
                 if last is not None and last.sequence == model.sequence:
-                    return holders(model)
+                    # A buy-in intent not closed yet accounts for its chips: its settling (which
+                    # loading the table started) returns them under the intent's own ids.
+                    return holders(model) | intent_holders(model)
                 writer.forget(table_id)
         raise TooManyConflicts(table_id=table_id, attempts=writer.max_attempts)

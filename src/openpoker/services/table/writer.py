@@ -54,7 +54,7 @@ from openpoker.services.table.ownership import Ownership, PartitionHeld
 from openpoker.services.table.watchers import LocalWatchers, entries_since, hand_mark
 from openpoker.shell import metrics
 from openpoker.shell.logs import get_logger
-from openpoker.tablelog.events import HandVoided, OwnerChanged
+from openpoker.tablelog.events import BuyInIntended, HandVoided, OwnerChanged
 from openpoker.tablelog.model import Left, LogEvent, Outcome, TableModel
 from openpoker.tablelog.store import TableStore
 
@@ -109,6 +109,7 @@ class Followups:
     index: Callable[[str], None] = _ignore  # write the hand index entries of a table
     fenced: Callable[[str], None] = _ignore  # we took a table over (OwnerChanged appended)
     took_partition: Callable[[int], None] = _ignore  # we hold a partition (again, or anew)
+    intent: Callable[[str, BuyInIntended], None] = _ignore  # settle a buy-in intent left open
 
 
 class Writer:
@@ -207,6 +208,9 @@ class Writer:
                         self.followups.cash_out(table_id, version, left)
                 # Entries a previous owner may not have written (it stopped before).
                 self.followups.index(table_id)
+                # Buy-ins a crash (or a previous owner) left open or owed: settled from the log.
+                for intent in (*model.intents.values(), *model.owed.values()):
+                    self.followups.intent(table_id, intent)
                 return model, epoch
         raise TooManyConflicts(table_id=table_id, attempts=self.max_attempts)
 
