@@ -10,21 +10,15 @@ stream, as in production.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-import nats
 import pytest
-from nats.js import JetStreamContext
 from nats.js.errors import NoKeysError
 
 from openpoker.engine.hand_events import HandStarted
-from openpoker.eventstore.envelope import Envelope
-from openpoker.eventstore.jetstream import JetStreamEventStore
-from openpoker.eventstore.streams import TABLE_EVENTS, ensure_stream
-from openpoker.eventstore.subjects import table_subject
+from openpoker.eventstore.streams import TABLE_EVENTS
 from openpoker.services.dealer.app import DealerApp, DealerSettings
 from openpoker.services.dealer.audit import JetStreamAudit, read_reveals
 from openpoker.services.dealer.feed import TableFeed
@@ -32,7 +26,8 @@ from openpoker.services.dealer.pauses import DEALER_BUCKET, KEY, KvPauseStore, d
 from openpoker.services.dealer.pausing import DEALER, OPERATOR, Pause
 from openpoker.tablelog import ids
 from tests.helpers.waiting import until
-from tests.services.dealer.fakes import FakeRng, FakeTable, FakeWallet, log_events
+from tests.services.dealer.fakes import log_events
+from tests.services.dealer.jetstream_world import JetStreamWorld, worlds
 from tests.services.dealer.rig import rules
 
 T = "jt-1"
@@ -48,24 +43,7 @@ class Dealer:
         await self.app.stop()
 
 
-class World:
-    def __init__(self, js: JetStreamContext) -> None:
-        self.js = js
-        self.store = JetStreamEventStore(js, stream=TABLE_EVENTS.name)
-        self.queue: asyncio.Queue[tuple[str, Envelope]] = asyncio.Queue()
-        self.table = FakeTable(lambda tid, env, _seq: self.queue.put_nowait((tid, env)))
-        self.rng = FakeRng(self.table)
-        self.wallet = FakeWallet()
-        self.last: dict[str, int] = {}
-        self.pump_task = asyncio.get_running_loop().create_task(self._pump())
-
-    async def _pump(self) -> None:
-        while True:
-            table_id, env = await self.queue.get()
-            subject = table_subject(table_id)
-            result = await self.store.append(subject, env, expected_sequence=self.last.get(subject, 0))
-            self.last[subject] = result.sequence
-
+class World(JetStreamWorld):
     async def dealer(self) -> Dealer:
         app = DealerApp(
             rng=self.rng,
@@ -88,17 +66,8 @@ class World:
 
 @pytest.fixture
 async def world(nats_url: str) -> AsyncIterator[World]:
-    async with await nats.connect(nats_url) as nc:
-        js = nc.jetstream()
-        await ensure_stream(js, TABLE_EVENTS)
-        await JetStreamAudit(js).ensure()
-        w = World(js)
-        try:
-            yield w
-        finally:
-            w.pump_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await w.pump_task
+    async with worlds(nats_url, World) as w:
+        yield w
 
 
 async def test_feed_restart_audit_and_pauses(world: World) -> None:

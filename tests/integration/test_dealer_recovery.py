@@ -9,23 +9,17 @@ envelopes each (service bookkeeping the engine skips) are published straight int
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import datetime as dt
 import json
 import time
 from collections.abc import AsyncIterator
 
-import nats
 import pytest
-from nats.aio.client import Client
-from nats.js import JetStreamContext
 from structlog.testing import capture_logs
 
 from openpoker.eventstore import codec
 from openpoker.eventstore.envelope import Envelope, RecordedEvent
-from openpoker.eventstore.jetstream import JetStreamEventStore
-from openpoker.eventstore.streams import TABLE_EVENTS, ensure_bucket, ensure_stream
+from openpoker.eventstore.streams import TABLE_EVENTS, ensure_bucket
 from openpoker.eventstore.subjects import table_subject
 from openpoker.services.dealer.app import DealerApp, DealerSettings
 from openpoker.services.dealer.audit import JetStreamAudit
@@ -37,7 +31,7 @@ from openpoker.services.dealer.server import SERVICE_NAME, start
 from openpoker.shell.client import health_status
 from openpoker.tablelog import ids
 from tests.helpers.waiting import answer, until
-from tests.services.dealer.fakes import FakeRng, FakeTable, FakeWallet
+from tests.services.dealer.jetstream_world import JetStreamWorld, worlds
 from tests.services.dealer.rig import rules
 
 TABLES = ("rc-1", "rc-2", "rc-3", "rc-4")
@@ -45,26 +39,8 @@ FILLER = 2_500  # envelopes per table after its hands: 10,000 in the stream
 READY_WITHIN = 2.0  # seconds from start to live, every table from its checkpoint
 
 
-class World:
+class World(JetStreamWorld):
     """The fake table, rng and wallet of the dealer tests; envelopes go through JetStream."""
-
-    def __init__(self, nc: Client, js: JetStreamContext) -> None:
-        self.nc = nc
-        self.js = js
-        self.store = JetStreamEventStore(js, stream=TABLE_EVENTS.name)
-        self.queue: asyncio.Queue[tuple[str, Envelope]] = asyncio.Queue()
-        self.table = FakeTable(lambda tid, env, _seq: self.queue.put_nowait((tid, env)))
-        self.rng = FakeRng(self.table)
-        self.wallet = FakeWallet()
-        self.last: dict[str, int] = {}
-        self.pump_task = asyncio.get_running_loop().create_task(self._pump())
-
-    async def _pump(self) -> None:
-        while True:
-            table_id, env = await self.queue.get()
-            subject = table_subject(table_id)
-            result = await self.store.append(subject, env, expected_sequence=self.last.get(subject, 0))
-            self.last[subject] = result.sequence
 
     async def dealer(self, *, checkpoints: bool = True) -> tuple[DealerApp, TableFeed]:
         kv = await ensure_bucket(self.js, DEALER_BUCKET)
@@ -113,17 +89,8 @@ class World:
 
 @pytest.fixture
 async def world(nats_url: str) -> AsyncIterator[World]:
-    async with await nats.connect(nats_url) as nc:
-        js = nc.jetstream()
-        await ensure_stream(js, TABLE_EVENTS)
-        await JetStreamAudit(js).ensure()
-        w = World(nc, js)
-        try:
-            yield w
-        finally:
-            w.pump_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await w.pump_task
+    async with worlds(nats_url, World) as w:
+        yield w
 
 
 async def stop(app: DealerApp, feed: TableFeed) -> None:
