@@ -34,9 +34,9 @@ from google.protobuf.json_format import MessageToDict
 from openpoker.api.dealer.v1 import dealer_service_pb2 as pb
 from openpoker.api.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
 from openpoker.pokerctl import connect
-from openpoker.pokerctl.cmd_table import Caller, table_name
+from openpoker.pokerctl.cmd_table import Caller, operator_of, table_name
 from openpoker.pokerctl.connect import Connection, MissingCredentials
-from openpoker.shell.client import bearer_metadata, rich_error
+from openpoker.shell.client import rich_error
 
 SERVICES = ("dealer",)
 TIMEOUT = 10.0  # seconds per call
@@ -64,14 +64,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _caller(conn: Connection) -> Caller:
-    if not conn.secure or (conn.staff is not None and conn.staff.cert is not None):
-        return Caller(conn.staff_channel("dealer"), conn.staff_metadata())
-    if conn.token:
-        return Caller(conn.client_channel("dealer"), bearer_metadata(conn.token))
-    raise MissingCredentials(
-        "the dealer's commands need pokerctl's certificate (--data-dir, or --cert and --key) "
-        "or an operator's token (--token or POKER_TOKEN)"
-    )
+    return operator_of(conn, "dealer", doing="the dealer's commands")
 
 
 def status_json(reply: pb.GetDealerStatusResponse) -> dict[str, Any]:

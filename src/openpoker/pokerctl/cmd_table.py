@@ -71,15 +71,16 @@ class Caller:
     metadata: Metadata
 
 
-def operator_of(conn: Connection) -> Caller:
+def operator_of(conn: Connection, service: str = "table", *, doing: str = "resetting an allowance") -> Caller:
     """Staff with ``pokerctl``'s certificate when there is one, else the token given (on the
-    client port); plaintext: the ``x-caller`` header."""
+    client port of ``service``); plaintext: the ``x-caller`` header. ``doing`` names the
+    command in the error when neither is given."""
     if not conn.secure or (conn.staff is not None and conn.staff.cert is not None):
-        return Caller(conn.staff_channel("table"), conn.staff_metadata())
+        return Caller(conn.staff_channel(service), conn.staff_metadata())
     if conn.token:
-        return Caller(conn.client_channel("table"), bearer_metadata(conn.token))
+        return Caller(conn.client_channel(service), bearer_metadata(conn.token))
     raise MissingCredentials(
-        "resetting an allowance needs pokerctl's certificate (--data-dir, or --cert and --key) "
+        f"{doing} needs pokerctl's certificate (--data-dir, or --cert and --key) "
         "or an operator's token (--token or POKER_TOKEN)"
     )
 

@@ -615,6 +615,10 @@ class TableStore:
                 if stored.sequence >= through:
                     return
 
+    def signed(self, snap: Snapshot) -> Snapshot:
+        """``snap`` signed by the table's key (unsigned in a rig without one)."""
+        return snap if self.signer is None else self.signer.signer.sign_snapshot(snap)
+
     @staticmethod
     def snapshot_of(model: TableModel) -> Snapshot:
         """Encode now (the model keeps changing); publish later with ``events.save_snapshot``."""

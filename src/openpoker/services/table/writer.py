@@ -414,8 +414,7 @@ class Writer:
         await self._save_snapshot(snap)
 
     async def _save_snapshot(self, snap: Snapshot) -> None:
-        if self.store.signer is not None:
-            snap = self.store.signer.signer.sign_snapshot(snap)
+        snap = self.store.signed(snap)
         try:
             await self.store.events.save_snapshot(snap)
         except Exception as exc:  # a cache: losing one costs a longer load, nothing else
