@@ -209,7 +209,6 @@ async def test_bots_outlive_kills_of_the_table_service_and_the_wallet(
     stop.set()
     run = await task
     assert run.ended() == []  # no bot gave up
-    assert {b.player for b in run.bots} == players
     table = await answer(lambda: _table(system, table_id), what="the table")
     assert _seated(table) <= players  # the same bots, nobody else
     await quiesce(system.targets["dealer"], [table_id])

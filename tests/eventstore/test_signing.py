@@ -285,13 +285,26 @@ def test_a_batch_signature_proves_nothing_it_did_not_sign() -> None:
         assert problem.describe() == f"bad signature at version 1 (key {signer.key_id!r})"
 
 
-def test_a_verified_batch_signature_is_checked_once() -> None:
+def test_a_verified_batch_signature_is_checked_once(monkeypatch: pytest.MonkeyPatch) -> None:
     signer = new_signer()
     keyring = published(signer)
     signed = signer.sign_all(_tables(4))
+    verifies: list[bytes] = []
+    real = ed25519.Ed25519PublicKey.from_public_bytes
+
+    class Counting:
+        def __init__(self, public: ed25519.Ed25519PublicKey) -> None:
+            self.public = public
+
+        def verify(self, signature: bytes, message: bytes) -> None:
+            verifies.append(message)
+            self.public.verify(signature, message)
+
+    monkeypatch.setattr(ed25519.Ed25519PublicKey, "from_public_bytes", lambda raw: Counting(real(raw)))
     verified: dict[tuple[str, bytes, bytes], None] = {}
     for e in signed:
         assert check_signature(e, keyring, writer=TABLE_WRITER, verified=verified) is None
+    assert len(verifies) == 1  # four envelopes, one Ed25519 verification
     assert len(verified) == 1
     # The cache holds what verified, not a key: a wrong writer or a changed hash still fails.
     assert check_signature(signed[0], keyring, writer=WALLET_WRITER, verified=verified) is not None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from openpoker.eventstore.keyfiles import keyring_path, load_keyring
@@ -40,6 +41,12 @@ def resolve_keyring(args: argparse.Namespace) -> Keyring | None:
     data_dir: Path | None = getattr(args, "data_dir", None)
     if path is None and data_dir is not None and keyring_path(data_dir).exists():
         path = keyring_path(data_dir)
+        # Whoever could rewrite that folder's logs could rewrite its keyring too: say so.
+        print(
+            f"signatures checked against {path}, the audited folder's own keyring; "
+            "give the published one with --signing-keys to rule out a rewritten folder",
+            file=sys.stderr,
+        )
     if path is None:
         return None
     try:

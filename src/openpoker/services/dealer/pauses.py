@@ -16,7 +16,7 @@ import contextlib
 import json
 
 from nats.js import JetStreamContext
-from nats.js.errors import BadRequestError, KeyNotFoundError, NoKeysError
+from nats.js.errors import BadRequestError, KeyNotFoundError
 from nats.js.kv import KeyValue
 
 from openpoker.eventstore.streams import DEALER_PAUSES, ensure_bucket
@@ -68,16 +68,17 @@ class KvPauseStore(PauseStore):
         return pauses
 
     async def _load_legacy(self) -> dict[str, Pause]:
-        try:
-            keys = await self._kv.keys(filters=[_LEGACY_PREFIX])
-        except NoKeysError:
-            return {}
+        """Pauses under old-layout keys: a watch of ``paused.>`` only (``kv.keys`` would watch
+        the whole bucket, checkpoints included, and filter here)."""
         found = {}
-        for key in keys:
-            if key.startswith(_LEGACY_PREFIX):
-                with contextlib.suppress(KeyNotFoundError):  # lifted meanwhile
-                    entry = await self._kv.get(key)
-                    found[key[len(_LEGACY_PREFIX) :]] = Pause.decode(entry.value or b"")
+        watcher = await self._kv.watch(_LEGACY_PREFIX + ">", ignore_deletes=True)
+        try:
+            async for entry in watcher:
+                if entry is None:  # no more stored values
+                    break
+                found[entry.key[len(_LEGACY_PREFIX) :]] = Pause.decode(entry.value or b"")
+        finally:
+            await watcher.stop()  # type: ignore[no-untyped-call]
         self._legacy |= set(found)
         return found
 

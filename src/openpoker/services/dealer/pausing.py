@@ -17,6 +17,8 @@ import datetime as dt
 import json
 from dataclasses import dataclass
 
+from openpoker.shell.retry import Backoff
+
 OPERATOR = "operator"  # who paused: an operator (PauseTable) ...
 DEALER = "dealer"  # ... or the dealer itself
 
@@ -84,7 +86,7 @@ class OpenFailures:
         self.count += 1
         self.reason, self.detail = reason, detail
         p = self.policy
-        self.not_before = now + min(p.retry_max, p.retry * 2.0 ** min(self.count - 1, 30))
+        self.not_before = now + Backoff(first=p.retry, cap=p.retry_max).ceiling(self.count - 1)
         return p.limit > 0 and self.count >= p.limit
 
     def opened(self) -> None:

@@ -126,7 +126,9 @@ class Intents:
             return
         self.settle_later(table_id, intent)
 
-    def settle_later(self, table_id: str, intent: BuyInIntended) -> None:
+    def settle_later(self, table_id: str, intent: BuyInIntended, *, cancelled: bool = False) -> None:
+        """``settle`` in the background, retried while we own the table (``cancelled`` kept:
+        a retry must not refund what the caller knows never moved)."""
         # Marked before the task runs: a pass of the reconciliation between now and then must
         # already see the player's money in flight.
         driving = self.driving(table_id, intent.request_id)
@@ -137,7 +139,7 @@ class Intents:
         async def run() -> None:
             try:
                 await retrying.retry_money(
-                    lambda: self.settle(table_id, intent),
+                    lambda: self.settle(table_id, intent, cancelled=cancelled),
                     owned=lambda: self._writer.still_owned(table_id),
                     what="refund",
                     table_id=table_id,

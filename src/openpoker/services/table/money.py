@@ -231,4 +231,4 @@ class MoneyFlows:
         try:
             await self.intents.settle(table_id, intent, cancelled=cancelled)
         except Exception:
-            self.intents.settle_later(table_id, intent)
+            self.intents.settle_later(table_id, intent, cancelled=cancelled)

@@ -29,6 +29,7 @@ records that number, so a replay of the log decides the same without the record.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from openpoker.services.table.errors import AllowanceRecordUnavailable
@@ -102,7 +103,12 @@ class SiteAllowances:
                 return None if mine is None else record.without(request=request)
             if mine is not None and mine.used:
                 return None
-            use = Use(at_ms=at_ms, table=table, hand=hand, request=request, used=True)
+            # The reservation's own hand and time stay (the request may name no hand).
+            use = (
+                Use(at_ms=at_ms, table=table, hand=hand, request=request, used=True)
+                if mine is None
+                else dataclasses.replace(mine, used=True)
+            )
             return record.with_use(use, now_ms=at_ms)
 
         try:
