@@ -7,6 +7,7 @@ import urllib.error
 import urllib.request
 
 import pytest
+from prometheus_client import REGISTRY
 
 from openpoker.shell import metrics
 from openpoker.shell.config import ShellConfig
@@ -29,19 +30,19 @@ def test_settings_default_to_no_endpoint_on_loopback() -> None:
     assert config.metrics_port == 9101
 
 
-async def test_a_server_with_a_metrics_port_serves_what_the_service_counted() -> None:
-    config = ShellConfig.from_env(
-        "table", {"POKER_INSECURE": "true", "POKER_TABLE_PORT": "0", "POKER_TABLE_METRICS_PORT": "0"}
-    )
-    # Port 0 means "no endpoint" in the settings; a test asks for any free port this way.
+async def test_the_endpoint_serves_what_the_service_counted_until_the_server_stops() -> None:
+    config = ShellConfig.from_env("table", {"POKER_INSECURE": "true", "POKER_TABLE_PORT": "0"})
     server = await start_server(config, [])
-    assert server.metrics is None
-    await server.stop(0)
-    server = await start_server(config, [])
-    server.metrics = metrics.serve("127.0.0.1", 0)
     try:
+        assert server.metrics is None  # no port set: no endpoint
+        server.metrics = metrics.serve("127.0.0.1", 0)  # any free port (0 in the settings means none)
+        refused = REGISTRY.get_sample_value("openpoker_snapshots_refused_total", {"service": "table"}) or 0.0
         metrics.quarantined("table", "t-metrics", "rejected")
         metrics.snapshot_refused("table")
+        assert (
+            REGISTRY.get_sample_value("openpoker_snapshots_refused_total", {"service": "table"})
+            == refused + 1
+        )
         text = _scrape(server.metrics.port)
         assert 'openpoker_log_quarantined{service="table",stream="t-metrics"} 1.0' in text
         assert 'openpoker_log_findings_total{problem="rejected",service="table"}' in text
